@@ -1,0 +1,115 @@
+// Package domain holds the value types every layer of sandgate shares: the
+// session identity and the networking policy. It is pure: no I/O, standard
+// library only.
+package domain
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ID identifies a session (and anything else sandgate mints an id for). It is
+// a string so it travels through JSON, labels and names unchanged; NewID
+// produces the canonical form and ParseID checks one that arrived from outside.
+type ID string
+
+// crockford is Crockford's base32 alphabet in lower case: no i, l, o or u, so
+// an id read aloud or retyped cannot be confused.
+const crockford = "0123456789abcdefghjkmnpqrstvwxyz"
+
+const (
+	idRandomBytes = 15 // 120 bits: 24 base32 characters exactly
+	idBodyLen     = idRandomBytes * 8 / 5
+	maxPrefixLen  = 16
+)
+
+// ErrInvalidID is matched with errors.Is for every malformed id ParseID sees.
+var ErrInvalidID = errors.New("invalid id")
+
+// NewID returns prefix + "_" + 24 characters of lower-case Crockford base32
+// encoding 15 random bytes (CONTRACT §0), e.g. "ses_8m3k0z…". The prefix must
+// itself be valid (see ValidPrefix); NewID panics otherwise, because every
+// prefix is a constant in our own code and a bad one is a programming error.
+func NewID(prefix string) ID {
+	if err := validPrefix(prefix); err != nil {
+		panic(fmt.Sprintf("domain.NewID(%q): %v", prefix, err))
+	}
+	var b [idRandomBytes]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("domain.NewID: crypto/rand failed: %v", err))
+	}
+	return ID(prefix + "_" + encodeBase32(b[:]))
+}
+
+// encodeBase32 encodes b (whose bit length is a multiple of 5) big-endian, five
+// bits per character.
+func encodeBase32(b []byte) string {
+	var sb strings.Builder
+	var acc uint
+	var bits uint
+	for _, c := range b {
+		acc = acc<<8 | uint(c)
+		bits += 8
+		for bits >= 5 {
+			bits -= 5
+			sb.WriteByte(crockford[(acc>>bits)&31])
+		}
+	}
+	return sb.String()
+}
+
+// ParseID validates s as an id with the given prefix in the canonical form
+// NewID produces and returns it. Ids reach container names, pod names, labels
+// and URLs, so anything else — other characters, upper case, another length or
+// prefix — is refused with an error wrapping ErrInvalidID that says what is
+// wrong.
+func ParseID(prefix, s string) (ID, error) {
+	if err := validPrefix(prefix); err != nil {
+		return "", fmt.Errorf("%w: %v", ErrInvalidID, err)
+	}
+	body, ok := strings.CutPrefix(s, prefix+"_")
+	if !ok {
+		return "", fmt.Errorf("%w %q: must start with %q", ErrInvalidID, clip(s), prefix+"_")
+	}
+	if len(body) != idBodyLen {
+		return "", fmt.Errorf("%w %q: want %d characters after %q, got %d", ErrInvalidID, clip(s), idBodyLen, prefix+"_", len(body))
+	}
+	for i := 0; i < len(body); i++ {
+		if strings.IndexByte(crockford, body[i]) < 0 {
+			return "", fmt.Errorf("%w %q: character %q at offset %d is not lower-case Crockford base32", ErrInvalidID, clip(s), body[i], len(prefix)+1+i)
+		}
+	}
+	// The last character carries only the low bits of the final byte group;
+	// with 120 bits every character is fully used, so nothing else to check.
+	return ID(s), nil
+}
+
+// validPrefix accepts 1..16 lower-case ASCII letters.
+func validPrefix(p string) error {
+	if p == "" || len(p) > maxPrefixLen {
+		return fmt.Errorf("prefix %q must be 1 to %d lower-case letters", clip(p), maxPrefixLen)
+	}
+	for i := 0; i < len(p); i++ {
+		if p[i] < 'a' || p[i] > 'z' {
+			return fmt.Errorf("prefix %q must be 1 to %d lower-case letters", clip(p), maxPrefixLen)
+		}
+	}
+	return nil
+}
+
+// clip shortens hostile input before it is echoed in an error message.
+func clip(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "…"
+}
+
+// IsZero reports whether the id is empty (never assigned).
+func (id ID) IsZero() bool { return id == "" }
+
+// String returns the id verbatim.
+func (id ID) String() string { return string(id) }

@@ -1,0 +1,3 @@
+module github.com/sandgate/sandgate
+
+go 1.26
