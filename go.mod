@@ -1,3 +1,5 @@
 module github.com/sandgate/sandgate
 
 go 1.26
+
+require github.com/stretchr/testify v1.12.1 // indirect
