@@ -113,3 +113,30 @@ func (id ID) IsZero() bool { return id == "" }
 
 // String returns the id verbatim.
 func (id ID) String() string { return string(id) }
+
+// maxSessionIDLen keeps "sandgate-" + id within a 63-character DNS label (the
+// Kubernetes pod name) and a label value.
+const maxSessionIDLen = 54
+
+// ValidateSessionID checks an id that becomes container names, pod names and
+// label values: 1..54 characters of lower-case letters, digits and '_',
+// starting and ending with a letter or digit. Lower case only and no '-',
+// because the pod name lower-cases the id and maps '_' to '-': two ids that
+// differed only there would name the same pod.
+func ValidateSessionID(id ID) error {
+	s := string(id)
+	if s == "" {
+		return fmt.Errorf("%w: session id is empty", ErrInvalidID)
+	}
+	if len(s) > maxSessionIDLen {
+		return fmt.Errorf("%w %q: session id longer than %d characters", ErrInvalidID, clip(s), maxSessionIDLen)
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+		if !alnum && (c != '_' || i == 0 || i == len(s)-1) {
+			return fmt.Errorf("%w %q: session id may hold only lower-case letters, digits and inner '_' (offset %d)", ErrInvalidID, clip(s), i)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+package sandbox
+
+import (
+	"fmt"
+	"net/url"
+	"path"
+	"strings"
+
+	"github.com/sandgate/sandgate/core/domain"
+)
+
+// maxImageRefLen bounds an image reference (Docker's own limit is 255 for the
+// name; a tag and digest add to it).
+const maxImageRefLen = 512
+
+// ResolveSpec validates spec and returns it with its defaults applied: an
+// empty Workdir becomes DefaultWorkdir and an empty networking type
+// unrestricted. Both backends call it first, before any side effect (C-VAL-1),
+// so the adoption comparison sees resolved values. Every error names the field.
+func ResolveSpec(spec Spec) (Spec, error) {
+	if err := domain.ValidateSessionID(spec.SessionID); err != nil {
+		return Spec{}, fmt.Errorf("session_id: %w", err)
+	}
+	if err := validateImage("image", spec.Image); err != nil {
+		return Spec{}, err
+	}
+	if spec.Workdir == "" {
+		spec.Workdir = DefaultWorkdir
+	}
+	if err := ValidateWorkdir(spec.Workdir); err != nil {
+		return Spec{}, err
+	}
+	spec.Networking = spec.Networking.Normalize()
+	if err := spec.Networking.Validate(); err != nil {
+		return Spec{}, err
+	}
+	if err := ValidateEnv(spec.Env); err != nil {
+		return Spec{}, err
+	}
+	for k, v := range spec.Env {
+		if strings.IndexByte(v, 0) >= 0 {
+			return Spec{}, fmt.Errorf("env: value of %q holds a NUL byte, which no process environment can carry", k)
+		}
+	}
+	if err := spec.Hardening.Validate(spec.Gate != nil); err != nil {
+		return Spec{}, err
+	}
+	if spec.Gate != nil {
+		if err := spec.Gate.validate(); err != nil {
+			return Spec{}, err
+		}
+	}
+	return spec, nil
+}
+
+// validateImage refuses an empty or malformed image reference. The registry
+// grammar is the engine's to enforce; this keeps out what could never be one
+// (whitespace, control characters, absurd lengths).
+func validateImage(field, ref string) error {
+	switch {
+	case ref == "":
+		return fmt.Errorf("%s: must not be empty", field)
+	case len(ref) > maxImageRefLen:
+		return fmt.Errorf("%s: longer than %d characters", field, maxImageRefLen)
+	case strings.IndexFunc(ref, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
+		return fmt.Errorf("%s %q: holds whitespace or control characters", field, clipText(ref, 64))
+	}
+	return nil
+}
+
+// ValidateWorkdir checks a resolved workdir: absolute, clean, not "/", no
+// control characters, and not under a kernel filesystem (/proc, /sys, /dev),
+// since writable volumes are mounted over it on a read-only root.
+func ValidateWorkdir(dir string) error {
+	switch {
+	case !strings.HasPrefix(dir, "/"):
+		return fmt.Errorf("workdir %q: must be an absolute path", clipText(dir, 64))
+	case path.Clean(dir) != dir:
+		return fmt.Errorf("workdir %q: must be clean (no '.', '..', '//' or trailing '/')", clipText(dir, 64))
+	case dir == "/":
+		return fmt.Errorf("workdir %q: must not be the root directory", dir)
+	case len(dir) > 1024:
+		return fmt.Errorf("workdir: longer than 1024 bytes")
+	case strings.IndexFunc(dir, func(r rune) bool { return r < ' ' || r == 0x7f }) >= 0:
+		return fmt.Errorf("workdir %q: holds control characters", clipText(dir, 64))
+	}
+	for _, k := range []string{"/proc", "/sys", "/dev"} {
+		if dir == k || strings.HasPrefix(dir, k+"/") {
+			return fmt.Errorf("workdir %q: must not be under %s", clipText(dir, 64), k)
+		}
+	}
+	return nil
+}
+
+// validate checks what both backends need to run the gate.
+func (g *GateSpec) validate() error {
+	if err := validateImage("gate.image", g.Image); err != nil {
+		return err
+	}
+	u, err := url.Parse(g.ControlplaneURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("gate.controlplane_url %q: must be an absolute http or https URL", clipText(g.ControlplaneURL, 128))
+	}
+	if g.TokenMinter == nil {
+		return fmt.Errorf("gate.token_minter: must be set for a gated sandbox")
+	}
+	return nil
+}
