@@ -12,7 +12,7 @@ import (
 
 type nopMinter struct{}
 
-func (nopMinter) Generate() string                                  { return "sgt_x" }
+func (nopMinter) Generate() string                                 { return "sgt_x" }
 func (nopMinter) Persist(context.Context, domain.ID, string) error { return nil }
 
 func validSpec() Spec {
