@@ -19,28 +19,36 @@ import (
 
 // shellRun runs an in-sandbox script with the host's bash the way an adapter
 // execs it (`/bin/bash -c SCRIPT sandgate ARG…`), optionally inside a private
-// mount namespace prepared by setup (run as root, with env) and optionally as
-// uid/gid 65534.
+// mount namespace prepared by setup (run as root, with env), under umask,
+// as uid/gid 65534, in dir. stdin is fed through a pipe by a goroutine
+// playing the adapter, whose write error is reported: a script that exits
+// without draining a large body makes it fail with EPIPE.
 type shellRun struct {
 	setup   string
 	env     []string
+	umask   string
 	nobody  bool
+	dir     string
 	stdin   io.Reader
 	timeout time.Duration
 }
 
-// shellResult is what a script did.
+// shellResult is what a script did, and how feeding its stdin went.
 type shellResult struct {
 	code   int
 	stdout string
 	stderr string
+	fedErr error
 }
 
 func (r shellRun) run(t *testing.T, script string, args ...string) shellResult {
 	t.Helper()
-	argv := append([]string{"/bin/bash", "-c", script, "sandgate"}, args...)
+	argv := append([]string{"/bin/bash", "-c", script, ScriptName}, args...)
 	if r.nobody {
 		argv = append([]string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}, argv...)
+	}
+	if r.umask != "" {
+		argv = append([]string{"/bin/bash", "-c", `umask "$0" && exec "$@"`, r.umask}, argv...)
 	}
 	if r.setup != "" {
 		argv = append([]string{"unshare", "-m", "--propagation", "private",
@@ -54,10 +62,31 @@ func (r shellRun) run(t *testing.T, script string, args ...string) shellResult {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, r.env...)
-	cmd.Stdin = r.stdin
+	cmd.Dir = r.dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	fed := make(chan error, 1)
+	if r.stdin == nil {
+		fed <- nil
+	} else {
+		pr, pw, err := os.Pipe()
+		require.NoError(t, err)
+		cmd.Stdin = pr
+		defer func() { _ = pw.Close() }()
+		go func() {
+			_, err := io.Copy(pw, r.stdin)
+			if cerr := pw.Close(); err == nil {
+				err = cerr
+			}
+			fed <- err
+		}()
+		defer func() { _ = pr.Close() }()
+	}
+	require.NoError(t, cmd.Start())
+	if f, ok := cmd.Stdin.(*os.File); ok {
+		require.NoError(t, f.Close(), "the script must hold the only read end")
+	}
+	err := cmd.Wait()
 	require.NoError(t, ctx.Err(), "script timed out; stderr: %s", stderr.String())
 	code := 0
 	var exitErr *exec.ExitError
@@ -66,7 +95,13 @@ func (r shellRun) run(t *testing.T, script string, args ...string) shellResult {
 	} else {
 		require.NoError(t, err)
 	}
-	return shellResult{code: code, stdout: stdout.String(), stderr: stderr.String()}
+	var fedErr error
+	select {
+	case fedErr = <-fed:
+	case <-time.After(5 * time.Second):
+		fedErr = errors.New("stdin feeder still blocked after the script exited")
+	}
+	return shellResult{code: code, stdout: stdout.String(), stderr: stderr.String(), fedErr: fedErr}
 }
 
 // libCall is a script of ShellLib followed by body.
@@ -346,6 +381,25 @@ func TestShellLibLand(t *testing.T) {
 			}
 			f := requireFault(t, res, tc.code, "5")
 			require.Equal(t, tc.reason, f.Reason)
+		})
+	}
+}
+
+// The scripts are part of the contract between the executor and every
+// sandbox image: a change to their text must be a visible diff.
+func TestScriptsGolden(t *testing.T) {
+	t.Parallel()
+	for name, script := range map[string]string{"write.sh": WriteScript, "read.sh": ReadScript} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			p := filepath.Join("testdata", "scripts", name)
+			if *update {
+				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+				require.NoError(t, os.WriteFile(p, []byte(script), 0o644))
+			}
+			want, err := os.ReadFile(p)
+			require.NoError(t, err, "run with -update to create it")
+			require.Equal(t, string(want), script)
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -27,12 +28,7 @@ func TestWriteArgs(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEqual(t, argv[5], again[5], "every write gets a fresh temporary name")
 
-	cases := []struct {
-		name, target string
-		size         int64
-		want         string
-		is           error
-	}{
+	requireArgsRefused(t, WriteArgs, []argsCase{
 		{"empty", "", 0, "path: empty", nil},
 		{"relative", "a/b", 0, "not absolute", nil},
 		{"dot dot", "/a/../b", 0, "not clean", nil},
@@ -42,19 +38,49 @@ func TestWriteArgs(t *testing.T) {
 		{"too long", "/" + strings.Repeat("a", maxPathBytes), 0, "longer than 4095", nil},
 		{"root", "/", 0, "is a directory", ErrIsDirectory},
 		{"negative size", "/a", -1, "write size -1", ErrSizeNotALength},
-	}
+	})
+}
+
+// argsCase is an invalid input to WriteArgs or ReadArgs and the error it
+// must get: a message part, and a sentinel if one applies.
+type argsCase struct {
+	name, path string
+	n          int64
+	want       string
+	is         error
+}
+
+// requireArgsRefused runs every case through args and checks the refusal.
+func requireArgsRefused(t *testing.T, args func(string, int64) ([]string, error), cases []argsCase) {
+	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			argv, err := WriteArgs(tc.target, tc.size)
-			require.Error(t, err)
+			argv, err := args(tc.path, tc.n)
 			require.Nil(t, argv)
-			require.Contains(t, err.Error(), tc.want)
+			require.ErrorContains(t, err, tc.want)
 			if tc.is != nil {
 				require.ErrorIs(t, err, tc.is)
 			}
 		})
 	}
+}
+
+func FuzzCheckFilePath(f *testing.F) {
+	for _, s := range []string{"/a/b", "/", "", "a", "/a/../b", "/a\x00", "//", "/a/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		err := CheckFilePath(p)
+		if err != nil {
+			require.NotEmpty(t, err.Error())
+			return
+		}
+		require.True(t, path.IsAbs(p))
+		require.Equal(t, path.Clean(p), p)
+		require.NotContains(t, p, "\x00")
+		require.NotEqual(t, "/", p)
+	})
 }
 
 func TestClassifyWrite(t *testing.T) {
