@@ -118,6 +118,34 @@ func requireFault(t *testing.T, res shellResult, code int, member string) Fault 
 	return f
 }
 
+// libCase is one call of a library function on path, run by run, and the
+// outcome requireOutcome checks.
+type libCase struct {
+	name   string
+	run    shellRun
+	path   string
+	code   int
+	reason string
+}
+
+// requireOutcome checks a library call followed by `echo passed`: code 0
+// means it must have passed; otherwise it must have faulted with code,
+// naming member, and with reason unless that is empty. It reports whether
+// the call passed.
+func requireOutcome(t *testing.T, res shellResult, code int, member, reason string) bool {
+	t.Helper()
+	if code == 0 {
+		require.Equal(t, 0, res.code, res.stderr)
+		require.Equal(t, "passed\n", res.stdout)
+		return true
+	}
+	f := requireFault(t, res, code, member)
+	if reason != "" {
+		require.Equal(t, reason, f.Reason)
+	}
+	return false
+}
+
 // sharedTempDir is t.TempDir opened to every uid (testing creates it 0700),
 // so a script run as 65534 can reach what lies inside.
 func sharedTempDir(t *testing.T) string {
@@ -196,12 +224,7 @@ func TestShellLibPathFault(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			res := shellRun{}.run(t, libCall(`__sg_pathfault "$1" 7; echo passed`), filepath.Join(root, tc.path))
-			if tc.code == 0 {
-				require.Equal(t, 0, res.code, res.stderr)
-				require.Equal(t, "passed\n", res.stdout)
-				return
-			}
-			requireFault(t, res, tc.code, "7")
+			requireOutcome(t, res, tc.code, "7", "")
 		})
 	}
 }
@@ -215,11 +238,7 @@ func TestShellLibDirFault(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			res := shellRun{}.run(t, libCall(`__sg_dirfault "$1" -; echo passed`), filepath.Join(root, name))
-			if want == 0 {
-				require.Equal(t, "passed\n", res.stdout, res.stderr)
-				return
-			}
-			requireFault(t, res, want, "-")
+			requireOutcome(t, res, want, "-", "")
 		})
 	}
 }
@@ -236,13 +255,7 @@ func TestShellLibUnreplaceable(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(root, "sp ace"), filepath.Join(root, "via")))
 	mounted := filepath.Join(root, "sp ace", "\nnl\\b")
 	bind := shellRun{setup: `mount --bind -- "$SRC" "$DST"`, env: []string{"SRC=" + filepath.Join(root, "src"), "DST=" + mounted}}
-	cases := []struct {
-		name   string
-		run    shellRun
-		path   string
-		code   int
-		reason string
-	}{
+	cases := []libCase{
 		{"regular file", shellRun{}, filepath.Join(root, "file"), 0, ""},
 		{"missing", shellRun{}, filepath.Join(root, "missing"), 0, ""},
 		{"char device", shellRun{}, dev, ExitNotReplaceable, "device node"},
@@ -256,12 +269,7 @@ func TestShellLibUnreplaceable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			res := tc.run.run(t, libCall(`__sg_unreplaceable "$1" 2; echo passed`), tc.path)
-			if tc.code == 0 {
-				require.Equal(t, "passed\n", res.stdout, res.stderr)
-				return
-			}
-			f := requireFault(t, res, tc.code, "2")
-			require.Equal(t, tc.reason, f.Reason)
+			requireOutcome(t, res, tc.code, "2", tc.reason)
 		})
 	}
 }
@@ -277,13 +285,7 @@ func TestShellLibMkdirs(t *testing.T) {
 	mkTree(t, root, "blk", "ro/", "locked/")
 	require.NoError(t, os.Chmod(filepath.Join(root, "locked"), 0o755))
 	ro := shellRun{setup: `mount --bind -- "$D" "$D" && mount -o remount,bind,ro -- "$D"`, env: []string{"D=" + filepath.Join(root, "ro")}}
-	cases := []struct {
-		name   string
-		run    shellRun
-		dir    string
-		code   int
-		reason string
-	}{
+	cases := []libCase{
 		{"new chain", shellRun{}, "n1/n2/n3", 0, ""},
 		{"existing", shellRun{}, "ro", 0, ""},
 		{"blocked", shellRun{}, "blk/n", ExitNotDirectory, "Not a directory"},
@@ -293,18 +295,14 @@ func TestShellLibMkdirs(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dir := filepath.Join(root, tc.dir)
+			dir := filepath.Join(root, tc.path)
 			res := tc.run.run(t, libCall(`umask 077; __sg_mkdirs "$1" 4; echo passed`), dir)
-			if tc.code == 0 {
-				require.Equal(t, "passed\n", res.stdout, res.stderr)
+			if requireOutcome(t, res, tc.code, "4", tc.reason) {
 				st, err := os.Stat(dir)
 				require.NoError(t, err)
 				require.True(t, st.IsDir())
 				require.Equal(t, os.FileMode(0o755), st.Mode().Perm(), "umask 022 beats the caller's 077")
-				return
 			}
-			f := requireFault(t, res, tc.code, "4")
-			require.Equal(t, tc.reason, f.Reason)
 		})
 	}
 }
@@ -354,13 +352,7 @@ func TestShellLibLand(t *testing.T) {
 	require.NoError(t, os.WriteFile(nobodyTmp, []byte("n"), 0o600))
 	require.NoError(t, os.Chown(nobodyTmp, 65534, 65534))
 	busy := shellRun{setup: `mount --bind -- "$SRC" "$DST"`, env: []string{"SRC=" + filepath.Join(root, "src"), "DST=" + filepath.Join(root, "busy/target")}}
-	cases := []struct {
-		name   string
-		run    shellRun
-		dir    string
-		code   int
-		reason string
-	}{
+	cases := []libCase{
 		{"lands", shellRun{}, "ok", 0, ""},
 		{"directory target", shellRun{}, "dir", ExitIsDirectory, "Is a directory"},
 		{"rename onto a mount point", busy, "busy", ExitNotWritable, "Device or resource busy"},
@@ -369,18 +361,14 @@ func TestShellLibLand(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dir := filepath.Join(root, tc.dir)
+			dir := filepath.Join(root, tc.path)
 			res := tc.run.run(t, libCall(`__sg_land "$1" "$2" 5; echo passed`), filepath.Join(dir, "target"), filepath.Join(dir, "tmp"))
-			if tc.code == 0 {
-				require.Equal(t, "passed\n", res.stdout, res.stderr)
+			if requireOutcome(t, res, tc.code, "5", tc.reason) {
 				st, err := os.Lstat(filepath.Join(dir, "target"))
 				require.NoError(t, err)
 				require.Equal(t, os.FileMode(0o700), st.Mode())
 				require.NoFileExists(t, filepath.Join(dir, "tmp"))
-				return
 			}
-			f := requireFault(t, res, tc.code, "5")
-			require.Equal(t, tc.reason, f.Reason)
 		})
 	}
 }
