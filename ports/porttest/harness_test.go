@@ -1,0 +1,82 @@
+package porttest
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestRowIDs(t *testing.T) {
+	t.Parallel()
+	ids := RowIDs()
+	t.Logf("%d rows", len(ids))
+	require.GreaterOrEqual(t, len(ids), 60, "the suite must keep at least 60 rows")
+	require.NoError(t, checkRowIDs(allRows()))
+	families := map[string]bool{}
+	for _, id := range ids {
+		fam, _, _ := strings.Cut(id, "/")
+		families[fam] = true
+	}
+	for _, fam := range []string{
+		"C-VAL-1", "C-VAL-2", "C-VAL-3", "C-PROV-1", "C-PROV-2", "C-PROV-3", "C-PROV-4", "C-PROV-5",
+		"C-PROV-6", "C-PROV-7", "C-PROV-9", "C-ATT-1", "C-OWN-1", "C-REAP-1", "C-DES-1", "C-EXP-1",
+		"C-EXP-2", "C-EXEC-1", "C-EXEC-2", "C-EXEC-3", "C-EXEC-4", "C-EXEC-5", "C-READ-1", "C-READ-2",
+		"C-WRITE-1", "C-WRITE-2", "C-WRITE-3", "C-WRITE-4", "C-WRITE-5", "C-WRITE-6", "C-WRITE-7",
+		"C-WRITE-8", "C-STREAM-1", "C-BULK-1", "C-BULK-2", "C-BULK-3", "C-HARD-1", "C-HARD-2",
+		"C-HARD-3", "C-HARD-4", "B-7",
+	} {
+		require.True(t, families[fam], "no row covers %s", fam)
+	}
+}
+
+func TestCheckRowIDsRefuses(t *testing.T) {
+	t.Parallel()
+	for _, rows := range [][]row{
+		{{id: "C-X-1"}},
+		{{id: "C-X-1/"}},
+		{{id: "X-1/a"}},
+		{{id: "C-X-1/a"}, {id: "C-X-1/a"}},
+	} {
+		require.Error(t, checkRowIDs(rows), "%v", rows[0].id)
+	}
+}
+
+func TestNewSuiteNamesMissingFields(t *testing.T) {
+	t.Parallel()
+	_, err := newSuite(Harness{Caps: Capabilities{StopsSandboxes: true}})
+	require.Error(t, err)
+	for _, f := range []string{"Provider", "Image", "NonRootImage", "WithRevoker", "Foreign", "Stop"} {
+		require.ErrorContains(t, err, f)
+	}
+}
+
+func TestPatternHidesNeedle(t *testing.T) {
+	t.Parallel()
+	p := pattern("sleep 3600")
+	require.NotContains(t, p, "sleep 3600")
+	require.Equal(t, "'sleep'' 3600'", p)
+}
+
+func TestParseRoutes(t *testing.T) {
+	t.Parallel()
+	table := "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n" +
+		"eth0\t00000000\t010011AC\t0003\t0\t0\t0\t00000000\t0\t0\t0\n" +
+		"eth0\t000011AC\t00000000\t0001\t0\t0\t0\t0000FFFF\t0\t0\t0\n"
+	require.Equal(t, []route{{"eth0", "00000000", "00000000"}, {"eth0", "000011AC", "0000FFFF"}}, parseRoutes(table))
+	require.Empty(t, parseRoutes(strings.SplitN(table, "\n", 2)[0]+"\n"))
+}
+
+func TestGenReaderMatchesPayload(t *testing.T) {
+	t.Parallel()
+	b := make([]byte, 5000)
+	n, err := newGenReader(5000, 9).Read(b)
+	require.NoError(t, err)
+	require.Equal(t, 5000, n)
+	require.Equal(t, payload(5000, 9), b)
+	seen := map[byte]bool{}
+	for _, c := range payload(1<<16, 1) {
+		seen[c] = true
+	}
+	require.Len(t, seen, 256, "the payload must hold every byte value")
+}

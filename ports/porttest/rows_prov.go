@@ -1,0 +1,373 @@
+package porttest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/ports"
+)
+
+// provRows: Provision and adoption (CONTRACT §2).
+func provRows() []row {
+	return []row{
+		{"C-PROV-1/idempotent-same-id-files-intact", func(t *testing.T, s *suite) {
+			spec := s.spec(t)
+			first := s.provision(t, spec)
+			require.NotEmpty(t, first.ID())
+			sh(t, first, "echo kept > /workspace/marker")
+			second := s.provision(t, spec)
+			require.Equal(t, first.ID(), second.ID())
+			require.Equal(t, "kept\n", string(readBack(t, second, "/workspace/marker")))
+		}},
+		{"C-PROV-2/image-mismatch", func(t *testing.T, s *suite) {
+			spec := s.spec(t)
+			other := spec
+			other.Image = s.h.NonRootImage
+			mismatch(t, s, spec, other, "image")
+		}},
+		{"C-PROV-2/workdir-mismatch", func(t *testing.T, s *suite) {
+			spec := s.spec(t)
+			other := spec
+			other.Workdir = "/srv/other"
+			mismatch(t, s, spec, other, "workdir")
+		}},
+		{"C-PROV-2/network-mismatch", func(t *testing.T, s *suite) {
+			spec := s.spec(t)
+			other := spec
+			other.Networking = domain.Networking{Type: domain.NetLimited}
+			mismatch(t, s, spec, other, "net")
+		}},
+		{"C-PROV-2/network-mismatch-limited-first", func(t *testing.T, s *suite) {
+			spec := s.spec(t)
+			spec.Networking = domain.Networking{Type: domain.NetLimited}
+			other := spec
+			other.Networking = domain.Networking{Type: domain.NetUnrestricted}
+			mismatch(t, s, spec, other, "net")
+		}},
+		{"C-PROV-2/empty-workdir-is-default", func(t *testing.T, s *suite) {
+			spec := s.spec(t)
+			first := s.provision(t, spec)
+			require.Equal(t, sandbox.DefaultWorkdir+"\n", sh(t, first, "pwd"))
+			spec.Workdir = sandbox.DefaultWorkdir
+			second := s.provision(t, spec)
+			require.Equal(t, first.ID(), second.ID())
+			// An empty networking type is unrestricted, not a mismatch.
+			spec.Networking = domain.Networking{Type: domain.NetUnrestricted}
+			third := s.provision(t, spec)
+			require.Equal(t, first.ID(), third.ID())
+		}},
+		{"C-PROV-3/changed-env-and-hardening-kept", func(t *testing.T, s *suite) {
+			spec := s.spec(t)
+			spec.Env = map[string]string{"STAGE": "first"}
+			first := s.provision(t, spec)
+			spec.Env = map[string]string{"STAGE": "second", "EXTRA": "x"}
+			spec.Hardening = sandbox.Hardening{ReadOnlyRootfs: true, CapDrop: []string{"ALL"}}
+			second := s.provision(t, spec)
+			require.Equal(t, first.ID(), second.ID())
+			require.Equal(t, "first|", sh(t, second, `printf '%s|%s' "$STAGE" "$EXTRA"`))
+			// The root stays writable: the new hardening was not applied.
+			sh(t, second, "touch /porttest-rw && rm /porttest-rw")
+		}},
+		{"C-PROV-4/concurrent-provisions-converge", func(t *testing.T, s *suite) {
+			spec := s.spec(t)
+			const n = 8
+			handles := make([]ports.Sandbox, n)
+			errs := make([]error, n)
+			c := ctx(t)
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := range n {
+				wg.Go(func() {
+					<-start
+					handles[i], errs[i] = s.h.Provider.Provision(c, spec)
+				})
+			}
+			close(start)
+			wg.Wait()
+			for i := range n {
+				require.NoError(t, errs[i], "provision %d", i)
+				require.Equal(t, handles[0].ID(), handles[i].ID(), "provision %d converged elsewhere", i)
+			}
+			sh(t, handles[0], "echo one > /workspace/one")
+			require.Equal(t, "one\n", string(readBack(t, handles[n-1], "/workspace/one")))
+			count := 0
+			for _, id := range s.owned(t) {
+				if id == spec.SessionID {
+					count++
+				}
+			}
+			require.Equal(t, 1, count, "owned must list the session once")
+		}},
+		{"C-PROV-5/foreign-name-holder-refused", func(t *testing.T, s *suite) {
+			id := s.sid(t)
+			f := s.foreign(t, id)
+			sb, err := s.h.Provider.Provision(ctx(t), sandbox.Spec{SessionID: id, Image: s.h.Image})
+			require.Error(t, err, "provision adopted a foreign name holder")
+			require.True(t, sb == nil)
+			sb, err = s.h.Provider.Attach(ctx(t), id)
+			require.Error(t, err, "attach adopted a foreign name holder")
+			require.NotErrorIs(t, err, sandbox.ErrNotFound, "a foreign holder is an error, not a miss")
+			require.True(t, sb == nil)
+			rc, err := s.h.Provider.Export(ctx(t), id, "/etc")
+			require.Error(t, err, "export read a foreign name holder")
+			require.NotErrorIs(t, err, sandbox.ErrNotFound)
+			require.Nil(t, rc)
+			require.NotContains(t, s.owned(t), id, "owned lists an unlabelled asset")
+			requireForeignExists(t, f)
+		}},
+		{"C-PROV-5/reap-spares-foreign-name-holder", func(t *testing.T, s *suite) {
+			id := s.sid(t)
+			f := s.foreign(t, id)
+			require.NoError(t, s.h.Provider.Reap(ctx(t), id), "reap selects by label: nothing to do")
+			requireForeignExists(t, f)
+		}},
+		{"C-PROV-6/stopped-sandbox-restarted-with-files", func(t *testing.T, s *suite) {
+			needCap(t, s.h.Caps.StopsSandboxes, "StopsSandboxes", "no stopped state to restart from")
+			spec := s.spec(t)
+			first := s.provision(t, spec)
+			sh(t, first, "echo survived > /workspace/kept")
+			s.stop(t, spec.SessionID)
+			second := s.provision(t, spec)
+			require.Equal(t, first.ID(), second.ID(), "the stopped sandbox must be adopted, not replaced")
+			require.Equal(t, "survived\n", string(readBack(t, second, "/workspace/kept")))
+		}},
+		{"C-PROV-6/unpullable-image-is-a-clear-error", func(t *testing.T, s *suite) {
+			needCap(t, s.h.Caps.PullsImages, "PullsImages", "the backend does not pull at provision")
+			id := s.sid(t)
+			const image = "sandgate.invalid/none:1"
+			c, cancel := context.WithTimeout(ctx(t), 2*time.Minute)
+			defer cancel()
+			sb, err := s.h.Provider.Provision(c, sandbox.Spec{SessionID: id, Image: image})
+			require.Error(t, err)
+			require.NoError(t, c.Err(), "the pull must fail by itself, not by the row's deadline")
+			require.True(t, sb == nil)
+			require.Contains(t, err.Error(), image, "the error must name the image")
+			s.requireAbsent(t, id)
+		}},
+		{"C-PROV-7/limited-has-no-route", func(t *testing.T, s *suite) {
+			sb := s.provision(t, sandbox.Spec{Networking: domain.Networking{Type: domain.NetLimited}})
+			routes := parseRoutes(sh(t, sb, "cat /proc/net/route"))
+			for _, r := range routes {
+				require.Equal(t, "lo", r.iface, "a limited sandbox has a route out: %+v", r)
+			}
+		}},
+		{"C-PROV-7/limited-cannot-connect", func(t *testing.T, s *suite) {
+			ln, accepted := listenAll(t)
+			port := ln.Addr().(*net.TCPAddr).Port
+			addrs := hostIPv4s(t)
+			sb := s.provision(t, sandbox.Spec{Networking: domain.Networking{Type: domain.NetLimited}})
+			for _, a := range addrs {
+				// Positive control: the listener answers this address here.
+				conn, err := net.DialTimeout("tcp", net.JoinHostPort(a, fmt.Sprint(port)), 2*time.Second)
+				require.NoError(t, err, "control dial %s", a)
+				_ = conn.Close()
+				res := exec(t, sb, sandbox.ExecRequest{
+					Command: fmt.Sprintf("timeout 3 bash -c 'exec 3<>/dev/tcp/%s/%d' && echo CONNECTED", a, port),
+					Timeout: 10 * time.Second,
+				})
+				require.NotContains(t, res.Stdout, "CONNECTED", "a limited sandbox reached %s:%d", a, port)
+			}
+			require.Equal(t, int32(len(addrs)), accepted(), "only the control dials may arrive")
+		}},
+		{"C-PROV-7/unrestricted-has-default-route", func(t *testing.T, s *suite) {
+			sb := s.fresh(t)
+			routes := parseRoutes(sh(t, sb, "cat /proc/net/route"))
+			found := false
+			for _, r := range routes {
+				if r.dest == "00000000" && r.mask == "00000000" {
+					found = true
+				}
+			}
+			require.True(t, found, "no default route in %+v", routes)
+		}},
+		{"C-PROV-9/workdir-exists-keepalive-runs", func(t *testing.T, s *suite) {
+			const workdir = "/srv/deep/work dir"
+			sb := s.provision(t, sandbox.Spec{Workdir: workdir})
+			require.Equal(t, workdir+"\n", sh(t, sb, "pwd"))
+			require.Equal(t, "directory", fileType(t, sb, workdir))
+			procs := listProcs(t, sb)
+			want := strings.Join(sandbox.KeepAliveArgv(workdir), "\x01")
+			var keepAlive *proc
+			for i := range procs {
+				if procs[i].cmdline == want {
+					keepAlive = &procs[i]
+				}
+			}
+			require.NotNil(t, keepAlive, "no process runs the keep-alive %q", want)
+			if s.h.Caps.RunsInit {
+				require.NotEqual(t, 1, keepAlive.pid, "PID 1 must be an init, not the keep-alive")
+				require.Equal(t, 1, keepAlive.ppid, "the keep-alive must be the init's child")
+			}
+		}},
+		{"C-PROV-9/zombies-reaped", func(t *testing.T, s *suite) {
+			sb := s.fresh(t)
+			// Orphans that exit are re-parented to PID 1, which must reap them.
+			sh(t, sb, "for i in 1 2 3 4 5; do (sleep 0.2 &) ; done")
+			eventually(t, 5*time.Second, func() bool {
+				for _, p := range listProcs(t, sb) {
+					if p.state == "Z" && p.ppid == 1 {
+						return false
+					}
+				}
+				return true
+			}, "zombies are left unreaped")
+		}},
+	}
+}
+
+// mismatch provisions spec, then other (which differs in field), requiring
+// ErrSpecMismatch naming the field, the sandbox untouched, and spec
+// adopting it again (C-PROV-2).
+func mismatch(t *testing.T, s *suite, spec, other sandbox.Spec, field string) {
+	t.Helper()
+	first := s.provision(t, spec)
+	sh(t, first, "echo untouched > /tmp/marker")
+	sb, err := s.h.Provider.Provision(ctx(t), other)
+	require.ErrorIs(t, err, sandbox.ErrSpecMismatch)
+	require.Contains(t, strings.ToLower(err.Error()), field, "the error must name the field")
+	require.True(t, sb == nil)
+	require.Equal(t, "untouched\n", string(readBack(t, first, "/tmp/marker")), "the sandbox was changed")
+	again := s.provision(t, spec)
+	require.Equal(t, first.ID(), again.ID(), "the original spec must adopt the sandbox again")
+	require.Equal(t, "untouched\n", string(readBack(t, again, "/tmp/marker")))
+}
+
+// foreign creates a foreign name holder for id and removes it when the row
+// ends.
+func (s *suite) foreign(t *testing.T, id domain.ID) ForeignHolder {
+	t.Helper()
+	f, err := s.h.Foreign(ctx(t), id)
+	require.NoError(t, err, "harness: create foreign name holder")
+	t.Cleanup(func() {
+		c, cancel := context.WithTimeout(context.Background(), reapTimeout)
+		defer cancel()
+		if err := f.Remove(c); err != nil {
+			t.Errorf("cleanup: remove foreign holder: %v", err)
+		}
+	})
+	return f
+}
+
+func requireForeignExists(t *testing.T, f ForeignHolder) {
+	t.Helper()
+	ok, err := f.Exists(ctx(t))
+	require.NoError(t, err)
+	require.True(t, ok, "the foreign name holder was deleted")
+}
+
+// stop stops the session's sandbox through the harness hook.
+func (s *suite) stop(t *testing.T, id domain.ID) {
+	t.Helper()
+	require.NoError(t, s.h.Stop(ctx(t), id), "harness: stop %s", id)
+}
+
+// route is one line of /proc/net/route.
+type route struct{ iface, dest, mask string }
+
+func parseRoutes(table string) []route {
+	var out []route
+	sc := bufio.NewScanner(strings.NewReader(table))
+	for first := true; sc.Scan(); first = false {
+		f := strings.Fields(sc.Text())
+		if first || len(f) < 8 {
+			continue
+		}
+		out = append(out, route{iface: f[0], dest: f[1], mask: f[7]})
+	}
+	return out
+}
+
+// listenAll starts a TCP listener the row owns on every interface and
+// counts what it accepts.
+func listenAll(t *testing.T) (net.Listener, func() int32) {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "0.0.0.0:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	var mu sync.Mutex
+	var n int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			n++
+			mu.Unlock()
+			_ = c.Close()
+		}
+	}()
+	return ln, func() int32 {
+		time.Sleep(200 * time.Millisecond) // let a late accept land
+		mu.Lock()
+		defer mu.Unlock()
+		return n
+	}
+}
+
+// hostIPv4s lists this host's non-loopback IPv4 addresses (the Docker
+// bridge among them): the addresses a sandbox with a route could reach the
+// row's listener on.
+func hostIPv4s(t *testing.T) []string {
+	t.Helper()
+	ifaces, err := net.InterfaceAddrs()
+	require.NoError(t, err)
+	var out []string
+	for _, a := range ifaces {
+		ipn, ok := a.(*net.IPNet)
+		if ok && ipn.IP.To4() != nil && !ipn.IP.IsLoopback() {
+			out = append(out, ipn.IP.String())
+		}
+		if len(out) == 4 {
+			break
+		}
+	}
+	require.NotEmpty(t, out, "the host has no non-loopback IPv4 address to listen on")
+	return out
+}
+
+// proc is one process of the sandbox as /proc shows it.
+type proc struct {
+	pid, ppid int
+	state     string
+	cmdline   string // argv joined by \x01
+}
+
+// listProcs reads every process of the sandbox (pid, ppid, state, argv).
+func listProcs(t *testing.T, sb ports.Sandbox) []proc {
+	t.Helper()
+	out := sh(t, sb, `for d in /proc/[0-9]*; do
+	st=$(sed 's/^.*) //' "$d/stat" 2>/dev/null) || continue
+	cl=$(tr '\0\n' '\001\002' < "$d/cmdline" 2>/dev/null) || continue
+	set -- $st
+	printf '%s\t%s\t%s\t%s\n' "${d#/proc/}" "$2" "$1" "${cl%$'\001'}"
+done`)
+	var procs []proc
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.SplitN(line, "\t", 4)
+		if len(f) != 4 {
+			continue
+		}
+		var p proc
+		if _, err := fmt.Sscan(f[0], &p.pid); err != nil {
+			continue
+		}
+		if _, err := fmt.Sscan(f[1], &p.ppid); err != nil {
+			continue
+		}
+		p.state, p.cmdline = f[2], f[3]
+		procs = append(procs, p)
+	}
+	return procs
+}

@@ -1,0 +1,138 @@
+package porttest
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/sandbox"
+)
+
+// valRows: validation before side effects (CONTRACT §1).
+func valRows() []row {
+	return []row{
+		{"C-VAL-1/zero-session-id", func(t *testing.T, s *suite) {
+			refused(t, s, sandbox.Spec{Image: s.h.Image}, "session")
+		}},
+		{"C-VAL-1/bad-session-id-chars", func(t *testing.T, s *suite) {
+			for _, id := range []domain.ID{"Ses_UPPER", "ses-dash", "ses_../x", "ses x", "_ses", "ses;rm"} {
+				sb, err := s.h.Provider.Provision(ctx(t), sandbox.Spec{SessionID: id, Image: s.h.Image})
+				require.Error(t, err, "session id %q", id)
+				require.True(t, sb == nil, "a refused provision returned a handle")
+				require.NotContains(t, s.owned(t), id)
+			}
+		}},
+		{"C-VAL-1/invalid-id-refused-by-every-method", func(t *testing.T, s *suite) {
+			p := s.h.Provider
+			for _, id := range []domain.ID{"", "Bad ID"} {
+				sb, err := p.Attach(ctx(t), id)
+				require.Error(t, err, "attach %q", id)
+				require.True(t, sb == nil)
+				require.Error(t, p.Reap(ctx(t), id), "reap %q", id)
+				rc, err := p.Export(ctx(t), id, "/workspace")
+				require.Error(t, err, "export %q", id)
+				require.Nil(t, rc)
+			}
+		}},
+		{"C-VAL-1/empty-image", func(t *testing.T, s *suite) {
+			id := s.sid(t)
+			refused(t, s, sandbox.Spec{SessionID: id}, "image")
+			s.requireAbsent(t, id)
+		}},
+		{"C-VAL-1/bad-env-key-then-valid-env", func(t *testing.T, s *suite) {
+			spec := s.spec(t)
+			for _, k := range []string{"A=B", "", "1A", "A-B", "A B", "Ä"} {
+				spec.Env = map[string]string{"GOOD": "1", k: "x"}
+				refused(t, s, spec, "env")
+				s.requireAbsent(t, spec.SessionID)
+			}
+			spec.Env = map[string]string{"A": "fresh value"}
+			sb := s.provision(t, spec)
+			require.Equal(t, "fresh value", sh(t, sb, `printf %s "$A"`))
+		}},
+		{"C-VAL-1/gated-as-gate-uid", func(t *testing.T, s *suite) {
+			spec := s.spec(t)
+			uid := int64(sandbox.DefaultGateUID)
+			minter := &countingMinter{}
+			spec.Hardening.RunAsUser = &uid
+			spec.Gate = &sandbox.GateSpec{Image: s.h.Image, ControlplaneURL: "http://127.0.0.1:9", TokenMinter: minter}
+			refused(t, s, spec, "run_as_user")
+			require.Zero(t, minter.generated.Load(), "a token was generated for a refused spec")
+			require.Zero(t, minter.persisted.Load(), "a token was persisted for a refused spec")
+			s.requireAbsent(t, spec.SessionID)
+		}},
+		{"C-VAL-1/bad-workdir", func(t *testing.T, s *suite) {
+			spec := s.spec(t)
+			for _, w := range []string{"relative", "/", "/a/../b", "/proc/x", "/a\nb"} {
+				spec.Workdir = w
+				refused(t, s, spec, "workdir")
+			}
+			s.requireAbsent(t, spec.SessionID)
+		}},
+		{"C-VAL-2/reserved-names-accepted", func(t *testing.T, s *suite) {
+			spec := s.spec(t)
+			spec.Env = map[string]string{"HTTP_PROXY": "http://127.0.0.1:9", "no_proxy": "x.example", "ENV": "/nonexistent"}
+			sb := s.provision(t, spec)
+			require.Equal(t, "http://127.0.0.1:9|x.example|/nonexistent",
+				sh(t, sb, `printf '%s|%s|%s' "$HTTP_PROXY" "$no_proxy" "$ENV"`))
+		}},
+		{"C-VAL-3/env-values-verbatim", func(t *testing.T, s *suite) {
+			want := map[string]string{
+				"SPACES": "a b  c", "DOLLAR": "$lit", "SUBST": "$(VAR)", "BRACE": "${HOME}",
+				"QUOTES": `'single' "double" \back`, "NEWLINE": "line1\nline2", "TICK": "`id`",
+				"EMPTY": "", "EQ": "k=v=w", "UTF8": "grüße", "GLOB": "*",
+			}
+			spec := s.spec(t)
+			spec.Env = want
+			sb := s.provision(t, spec)
+			got := parseEnv0(sh(t, sb, "env -0"))
+			for k, v := range want {
+				require.Contains(t, got, k)
+				require.Equal(t, v, got[k], "value of %s", k)
+			}
+			// And through a shell expansion, which is how tools see them.
+			require.Equal(t, "$(VAR)", sh(t, sb, `printf %s "$SUBST"`))
+		}},
+	}
+}
+
+// refused provisions spec, requires an error whose text names field, and
+// a nil handle.
+func refused(t *testing.T, s *suite, spec sandbox.Spec, field string) {
+	t.Helper()
+	sb, err := s.h.Provider.Provision(ctx(t), spec)
+	require.Error(t, err, "spec %+v must be refused", spec)
+	require.Contains(t, strings.ToLower(err.Error()), field, "the error must name the field")
+	require.True(t, sb == nil, "a refused provision returned a handle (%T)", sb)
+}
+
+// parseEnv0 parses `env -0` output.
+func parseEnv0(out string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range bytes.Split([]byte(out), []byte{0}) {
+		k, v, ok := bytes.Cut(kv, []byte("="))
+		if ok {
+			m[string(k)] = string(v)
+		}
+	}
+	return m
+}
+
+// countingMinter is a GateTokenMinter that records calls; the validation
+// rows require it never to be called.
+type countingMinter struct{ generated, persisted atomic.Int32 }
+
+func (m *countingMinter) Generate() string {
+	m.generated.Add(1)
+	return sandbox.GateTokenPrefix + "porttest"
+}
+
+func (m *countingMinter) Persist(context.Context, domain.ID, string) error {
+	m.persisted.Add(1)
+	return nil
+}
