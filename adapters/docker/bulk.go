@@ -1,0 +1,90 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+
+	"github.com/docker/docker/api/types/container"
+
+	"github.com/sandgate/sandgate/core/sandbox"
+)
+
+// WriteFiles implements ports.Sandbox (C-BULK-1..3) in two execs and one
+// archive PUT, whatever the member count: the prepare exec receives the
+// bookkeeping on stdin and makes the directories as the sandbox's user; the
+// PUT extracts every member under its temporary name; the rename exec lands
+// them in order. A PUT that fails is followed by the discard exec instead,
+// so nothing lands and nothing is left behind.
+func (s *handle) WriteFiles(ctx context.Context, files []sandbox.FileWrite) error {
+	if len(files) == 0 {
+		return nil
+	}
+	plan, err := sandbox.PlanBulk(s.workdir, files)
+	if err != nil {
+		return err
+	}
+	prefix := producer(plan.WritePrefix)
+	defer prefix.Close()
+	code, stderr, err := s.runScript(ctx, plan.PrepareCmd(), prefix, nil)
+	if err != nil {
+		return fmt.Errorf("bulk write: prepare: %w", err)
+	}
+	if code != 0 {
+		return plan.Classify(code, stderr)
+	}
+	base := commonDir(plan.Paths())
+	members := producer(func(w io.Writer) error { return plan.WriteMembersAt(w, base) })
+	defer members.Close()
+	// CopyUIDGID: the daemon extracts as the container's user, so a non-root
+	// sandbox owns its temporary files and can carry a target's mode over.
+	err = s.p.eng.CopyToContainer(ctx, s.id, base, members, container.CopyToContainerOptions{CopyUIDGID: true})
+	if err != nil {
+		return s.discard(ctx, plan, translate(err, "archive upload"))
+	}
+	code, stderr, err = s.runScript(ctx, plan.RenameCmd(), nil, nil)
+	if err != nil {
+		return fmt.Errorf("bulk write: rename: %w", err)
+	}
+	return plan.Classify(code, stderr)
+}
+
+// discard runs the recovery pass after a failed delivery, on a context that
+// survives the caller's cancellation so the temporary files do not outlive
+// it. The recovery's classification (a blocked parent, else a short
+// delivery) is joined with the delivery's own error.
+func (s *handle) discard(ctx context.Context, plan *sandbox.BulkWrite, cause error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.p.opts.RemoveTimeout)
+	defer cancel()
+	code, stderr, err := s.runScript(ctx, plan.DiscardCmd(), nil, nil)
+	if err != nil {
+		return fmt.Errorf("bulk write: %w (and the discard pass failed: %v)", cause, err)
+	}
+	return fmt.Errorf("bulk write: %w: %w", plan.Classify(code, stderr), cause)
+}
+
+// producer turns a function that writes a stream into a reader of it,
+// through a pipe, so an archive is never held whole in memory. Closing the
+// reader stops the writer, whoever stopped reading first.
+func producer(write func(io.Writer) error) io.ReadCloser {
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(write(pw)) }()
+	return pr
+}
+
+// commonDir is the deepest directory holding every target's parent: the
+// archive PUT's destination. Docker refuses a PUT into a read-only root
+// unless the destination is inside a volume, so the destination must be as
+// deep as the batch allows (the workdir, for the usual batch under it).
+func commonDir(targets []string) string {
+	base := path.Dir(targets[0])
+	for _, t := range targets[1:] {
+		d := path.Dir(t)
+		for base != "/" && d != base && !strings.HasPrefix(d, base+"/") {
+			base = path.Dir(base)
+		}
+	}
+	return base
+}

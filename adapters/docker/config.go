@@ -1,0 +1,110 @@
+package docker
+
+import (
+	"sort"
+	"strconv"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+
+	"github.com/sandgate/sandgate/core/sandbox"
+)
+
+// Labels beyond the ownership label: the role tells a sandbox from a gate,
+// so Reap can remove the sandbox first, and the test label lets test
+// cleanups find what a crashed run left.
+const (
+	labelRole   = "dev.sandgate.role"
+	roleSandbox = "sandbox"
+	roleGate    = "gate"
+)
+
+// containerConfig builds the create request for a resolved spec. Pure, so
+// the mapping of every hardening field is unit-tested without a daemon.
+// ncpu is the daemon's CPU count: NanoCPUs above it are refused by Docker,
+// so the quota is clamped to it (C-HARD-1).
+func containerConfig(spec sandbox.Spec, ncpu int, extraLabels map[string]string) (*container.Config, *container.HostConfig) {
+	argv := sandbox.KeepAliveArgv(spec.Workdir)
+	labels := map[string]string{sandbox.LabelSession: spec.SessionID.String(), labelRole: roleSandbox}
+	for k, v := range extraLabels {
+		labels[k] = v
+	}
+	cfg := &container.Config{
+		Image:      spec.Image,
+		Entrypoint: argv[:1],
+		Cmd:        argv[1:],
+		WorkingDir: spec.Workdir,
+		Env:        envList(spec.Env),
+		Labels:     labels,
+	}
+	h := spec.Hardening
+	if h.RunAsUser != nil {
+		cfg.User = strconv.FormatInt(*h.RunAsUser, 10)
+	}
+	useInit := true // reaps the zombies a tool's background jobs leave (C-PROV-9)
+	host := &container.HostConfig{Init: &useInit, ReadonlyRootfs: h.ReadOnlyRootfs}
+	if spec.Networking.Limited() && spec.Gate == nil {
+		host.NetworkMode = "none"
+	}
+	if h.CPUMillis > 0 {
+		millis := h.CPUMillis
+		if max := int64(ncpu) * 1000; ncpu > 0 && millis > max {
+			millis = max
+		}
+		host.NanoCPUs = millis * 1_000_000
+	}
+	if h.PidsLimit > 0 {
+		pids := h.PidsLimit
+		host.PidsLimit = &pids
+	}
+	if h.MemoryBytes > 0 {
+		host.Memory = h.MemoryBytes
+		host.MemorySwap = h.MemoryBytes // no swap on top: the cap is the cap
+	}
+	if drop := h.EffectiveCapDrop(spec.Gate != nil); len(drop) > 0 {
+		host.CapDrop = drop
+		host.SecurityOpt = []string{"no-new-privileges"}
+	}
+	if h.ReadOnlyRootfs {
+		// Volumes, not tmpfs: the archive endpoint (bulk writes) cannot
+		// extract into a tmpfs mount of a container (C-HARD-4).
+		for _, p := range sandbox.WritablePaths(spec.Workdir) {
+			host.Mounts = append(host.Mounts, mount.Mount{Type: mount.TypeVolume, Target: p})
+		}
+	}
+	return cfg, host
+}
+
+// envList renders env as KEY=VALUE in sorted order, so the create request is
+// deterministic.
+func envList(env map[string]string) []string {
+	if len(env) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// observe reads back what adoption compares from an inspected sandbox.
+func observe(c container.InspectResponse, currentGate string) sandbox.Observed {
+	o := sandbox.Observed{CurrentGate: currentGate, Net: sandbox.NetShapeOpen}
+	if c.Config != nil {
+		o.Image = c.Config.Image
+		o.Workdir = c.Config.WorkingDir
+	}
+	if c.HostConfig != nil {
+		mode := c.HostConfig.NetworkMode
+		switch {
+		case mode.IsNone():
+			o.Net = sandbox.NetShapeNone
+		case mode.IsContainer():
+			o.Gated = true
+			o.PairedGate = mode.ConnectedContainer()
+		}
+	}
+	return o
+}

@@ -1,0 +1,222 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/sandgate/sandgate/core/sandbox"
+)
+
+// Polling of exec inspect while a command runs: it is how a command whose
+// straggler holds stdout open is seen to have finished (the stream's EOF
+// never comes), and how a command that closed its streams is followed. The
+// first poll comes late enough that a short command never pays for it.
+const (
+	pollFirst = 100 * time.Millisecond
+	pollMax   = 250 * time.Millisecond
+	// drainWait is how long output already in flight may take to arrive
+	// once the daemon reported the command finished.
+	drainWait = 100 * time.Millisecond
+)
+
+// Exec implements ports.Sandbox (C-EXEC-1..5). The deadline is enforced
+// inside by the core's wrapper and judged outside from daemon-side evidence
+// (sandbox.ExecEvidence): this clock, exec inspect, container top.
+func (s *handle) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
+	if err := sandbox.ValidateExec(req); err != nil {
+		return sandbox.ExecResult{}, err
+	}
+	deadline := sandbox.ExecDeadline(req.Timeout)
+	start := time.Now() // before the exec starts, so a watchdog kill never looks early
+	execID, hij, err := s.startExec(ctx, sandbox.ExecArgv(req, ""), false)
+	if err != nil {
+		return sandbox.ExecResult{}, err
+	}
+	defer hij.Close()
+	stdout := sandbox.NewCapture(sandbox.MaxOutputBytes)
+	stderr := sandbox.NewCapture(sandbox.MaxOutputBytes)
+	var errSink io.Writer = stderr
+	var hdr *sandbox.HeaderStripper
+	if deadline > 0 {
+		hdr = sandbox.NewHeaderStripper(stderr)
+		errSink = hdr
+	}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = stdcopy.StdCopy(stdout, errSink, hij.resp.Reader)
+	}()
+	w := &execWatch{s: s, execID: execID, start: start, hdr: hdr, copied: copied,
+		ev: sandbox.ExecEvidence{Deadline: deadline}}
+	err = w.run(ctx)
+	hij.Close()
+	<-copied
+	if hdr != nil {
+		_ = hdr.Flush()
+	}
+	if err != nil {
+		return sandbox.ExecResult{}, err
+	}
+	return sandbox.NewExecResult(stdout, stderr, w.ev), nil
+}
+
+// execWatch follows one exec until the command is finished, gathering the
+// evidence the verdict needs.
+type execWatch struct {
+	s      *handle
+	execID string
+	start  time.Time
+	hdr    *sandbox.HeaderStripper
+	copied <-chan struct{}
+	ev     sandbox.ExecEvidence
+}
+
+// run waits for the wrapper to end, then — when its exit code says it died
+// of a signal under a deadline — for its process group to empty.
+func (w *execWatch) run(ctx context.Context) error {
+	var enforce, giveUp <-chan time.Time
+	if d := w.ev.Deadline; d > 0 {
+		t1 := time.NewTimer(time.Until(w.start.Add(d + sandbox.EnforceGrace)))
+		t2 := time.NewTimer(time.Until(w.start.Add(d + sandbox.ReturnGrace)))
+		defer t1.Stop()
+		defer t2.Stop()
+		enforce, giveUp = t1.C, t2.C
+	}
+	hostPid, err := w.waitWrapper(ctx, enforce, giveUp)
+	if err != nil || hostPid == 0 || w.ev.Deadline == 0 || !sandbox.NeedsGroupCheck(w.ev.ExitCode) {
+		return err
+	}
+	return w.waitGroup(ctx, hostPid, enforce, giveUp)
+}
+
+// waitWrapper returns once the daemon reports the wrapper gone, recording
+// its exit code and the time; it returns W's host pid for the group check.
+func (w *execWatch) waitWrapper(ctx context.Context, enforce, giveUp <-chan time.Time) (int, error) {
+	poll := time.NewTimer(pollFirst)
+	defer poll.Stop()
+	copied := w.copied
+	for delay := pollFirst; ; {
+		select {
+		case <-copied:
+			copied = nil // streams ended; the wrapper may still run (closed its streams)
+		case <-poll.C:
+			delay = min(2*delay, pollMax)
+			poll.Reset(delay)
+		case <-enforce:
+			w.enforce(ctx)
+			enforce = nil
+			continue
+		case <-giveUp:
+			w.ev.ExitCode, w.ev.Finished = sandbox.ExitKilled, time.Since(w.start)
+			return 0, nil
+		case <-ctx.Done():
+			w.enforce(context.WithoutCancel(ctx)) // leave nothing running for a caller that left
+			return 0, fmt.Errorf("docker exec: %w", ctx.Err())
+		}
+		ins, err := w.s.p.eng.ContainerExecInspect(ctx, w.execID)
+		if err != nil {
+			return 0, translate(err, "exec inspect")
+		}
+		if !ins.Running {
+			w.ev.ExitCode, w.ev.Finished = ins.ExitCode, time.Since(w.start)
+			w.drain()
+			return ins.Pid, nil
+		}
+	}
+}
+
+// drain gives output already in flight a moment to arrive once the wrapper
+// is gone; a straggler holding the stream open does not hold the call.
+func (w *execWatch) drain() {
+	select {
+	case <-w.copied:
+	case <-time.After(drainWait):
+	}
+}
+
+// waitGroup follows a wrapper that died of a signal: the command may have
+// killed it and still run in its group. Finished becomes the moment the
+// group is seen empty.
+func (w *execWatch) waitGroup(ctx context.Context, hostPid int, enforce, giveUp <-chan time.Time) error {
+	for delay := 20 * time.Millisecond; ; delay = min(2*delay, pollMax) {
+		alive, err := w.s.groupAlive(ctx, hostPid)
+		if err != nil {
+			return err
+		}
+		if !alive {
+			w.ev.Finished = time.Since(w.start)
+			return nil
+		}
+		select {
+		case <-time.After(delay):
+		case <-enforce:
+			w.enforce(ctx)
+			enforce = nil
+		case <-giveUp:
+			w.ev.Enforced, w.ev.Finished = true, time.Since(w.start)
+			return nil
+		case <-ctx.Done():
+			w.enforce(context.WithoutCancel(ctx))
+			return fmt.Errorf("docker exec: %w", ctx.Err())
+		}
+	}
+}
+
+// enforce kills the wrapper's process group from outside, with another
+// exec, because the watchdog that should have done it is gone.
+func (w *execWatch) enforce(ctx context.Context) {
+	pid, ok := w.hdrPid()
+	if !ok {
+		return
+	}
+	argv, err := sandbox.KillGroupArgv(pid)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, sandbox.ReturnGrace)
+	defer cancel()
+	if code, _, err := w.s.runScript(ctx, argv, nil, nil); err == nil && code == 0 {
+		w.ev.Enforced = true
+	}
+}
+
+func (w *execWatch) hdrPid() (int, bool) {
+	if w.hdr == nil {
+		return 0, false
+	}
+	return w.hdr.Pid()
+}
+
+// groupAlive reports whether the process group led by hostPid (the wrapper's
+// pid as the daemon sees it) has a live member, from `top` — the daemon's
+// view, which the command cannot forge. Zombies do not count.
+func (s *handle) groupAlive(ctx context.Context, hostPid int) (bool, error) {
+	top, err := s.p.eng.ContainerTop(ctx, s.id, []string{"-o", "pid,pgid,stat"})
+	if err != nil {
+		return false, translate(err, "top")
+	}
+	pgidCol, statCol := -1, -1
+	for i, t := range top.Titles {
+		switch t {
+		case "PGID":
+			pgidCol = i
+		case "STAT":
+			statCol = i
+		}
+	}
+	if pgidCol < 0 || statCol < 0 {
+		return false, fmt.Errorf("docker top: unexpected columns %v", top.Titles)
+	}
+	want := strconv.Itoa(hostPid)
+	for _, row := range top.Processes {
+		if len(row) > max(pgidCol, statCol) && row[pgidCol] == want && row[statCol] != "" && row[statCol][0] != 'Z' {
+			return true, nil
+		}
+	}
+	return false, nil
+}

@@ -1,0 +1,276 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/system"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/stdcopy"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+)
+
+// fakeEngine is a stateful fake of the few engine methods the adapter
+// calls, for the states a real daemon cannot be forced into: lost races,
+// streams that end early or never, failing removals. Behaviour is scripted
+// per test through the hook fields; the default is a well-behaved daemon.
+type fakeEngine struct {
+	mu         sync.Mutex
+	containers map[string]*fakeContainer // by id
+	images     map[string]bool
+	execs      map[string]*fakeExec
+	nextID     int
+	calls      []string
+
+	// Hooks, each optional.
+	onCreate func(name string) error               // before a create takes the name
+	onRemove func(id string, n int) error          // n-th removal attempt of id
+	onExec   func(argv []string) fakeExecBehaviour // how an exec runs
+	pullErr  string                                // a failure reported inside the pull stream
+	removals map[string]int
+}
+
+type fakeContainer struct {
+	id, name string
+	labels   map[string]string
+	running  bool
+	image    string
+	workdir  string
+	netMode  container.NetworkMode
+}
+
+// fakeExecBehaviour is what one exec does: output on each stream, when its
+// stream ends (closeStream), and what inspect reports over time.
+type fakeExecBehaviour struct {
+	stdout, stderr string
+	exitCode       int
+	holdStream     bool // the stream never ends (a straggler holds stdout)
+	runningPolls   int  // inspect says Running this many times first
+	createErr      error
+}
+
+type fakeExec struct {
+	b     fakeExecBehaviour
+	polls int
+	argv  []string
+	stdin []byte
+}
+
+func newFakeEngine() *fakeEngine {
+	return &fakeEngine{containers: map[string]*fakeContainer{}, images: map[string]bool{"img": true},
+		execs: map[string]*fakeExec{}, removals: map[string]int{}}
+}
+
+func (f *fakeEngine) record(call string) {
+	f.calls = append(f.calls, call)
+}
+
+func (f *fakeEngine) byRef(ref string) *fakeContainer {
+	if c, ok := f.containers[ref]; ok {
+		return c
+	}
+	for _, c := range f.containers {
+		if c.name == ref {
+			return c
+		}
+	}
+	return nil
+}
+
+func notFound(what string) error { return fmt.Errorf("no such %s: %w", what, cerrdefs.ErrNotFound) }
+
+func (f *fakeEngine) Info(context.Context) (system.Info, error) { return system.Info{NCPU: 2}, nil }
+
+func (f *fakeEngine) ImageInspect(_ context.Context, ref string, _ ...client.ImageInspectOption) (image.InspectResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.images[ref] {
+		return image.InspectResponse{}, notFound("image")
+	}
+	return image.InspectResponse{ID: ref}, nil
+}
+
+func (f *fakeEngine) ImagePull(_ context.Context, ref string, _ image.PullOptions) (io.ReadCloser, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("pull " + ref)
+	if f.pullErr != "" {
+		return io.NopCloser(strings.NewReader(`{"errorDetail":{"message":"` + f.pullErr + `"},"error":"` + f.pullErr + `"}` + "\n")), nil
+	}
+	f.images[ref] = true
+	return io.NopCloser(strings.NewReader(`{"status":"pulled"}` + "\n")), nil
+}
+
+func (f *fakeEngine) ContainerCreate(_ context.Context, cfg *container.Config, host *container.HostConfig, _ *network.NetworkingConfig, _ *ocispec.Platform, name string) (container.CreateResponse, error) {
+	if f.onCreate != nil {
+		if err := f.onCreate(name); err != nil {
+			return container.CreateResponse{}, err
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("create " + name)
+	if f.byRef(name) != nil {
+		return container.CreateResponse{}, fmt.Errorf("name %q in use: %w", name, cerrdefs.ErrConflict)
+	}
+	f.nextID++
+	c := &fakeContainer{id: fmt.Sprintf("c%d", f.nextID), name: name, labels: cfg.Labels, image: cfg.Image,
+		workdir: cfg.WorkingDir, netMode: host.NetworkMode}
+	f.containers[c.id] = c
+	return container.CreateResponse{ID: c.id}, nil
+}
+
+// addContainer puts a container in place as another party would have.
+func (f *fakeEngine) addContainer(c fakeContainer) *fakeContainer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nextID++
+	c.id = fmt.Sprintf("c%d", f.nextID)
+	f.containers[c.id] = &c
+	return &c
+}
+
+func (f *fakeEngine) ContainerStart(_ context.Context, id string, _ container.StartOptions) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("start " + id)
+	c := f.byRef(id)
+	if c == nil {
+		return notFound("container")
+	}
+	c.running = true
+	return nil
+}
+
+func (f *fakeEngine) ContainerInspect(_ context.Context, ref string) (container.InspectResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := f.byRef(ref)
+	if c == nil {
+		return container.InspectResponse{}, notFound("container")
+	}
+	return container.InspectResponse{
+		ContainerJSONBase: &container.ContainerJSONBase{ID: c.id, Name: "/" + c.name,
+			State: &container.State{Running: c.running}, HostConfig: &container.HostConfig{NetworkMode: c.netMode}},
+		Config: &container.Config{Image: c.image, WorkingDir: c.workdir, Labels: c.labels},
+	}, nil
+}
+
+func (f *fakeEngine) ContainerList(_ context.Context, opts container.ListOptions) ([]container.Summary, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []container.Summary
+	for _, c := range f.containers {
+		match := true
+		for _, l := range opts.Filters.Get("label") {
+			k, v, hasV := strings.Cut(l, "=")
+			got, ok := c.labels[k]
+			match = match && ok && (!hasV || got == v)
+		}
+		if match {
+			out = append(out, container.Summary{ID: c.id, Labels: c.labels})
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeEngine) ContainerRemove(_ context.Context, id string, _ container.RemoveOptions) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("remove " + id)
+	f.removals[id]++
+	if f.onRemove != nil {
+		if err := f.onRemove(id, f.removals[id]); err != nil {
+			return err
+		}
+	}
+	if f.byRef(id) == nil {
+		return notFound("container")
+	}
+	delete(f.containers, f.byRef(id).id)
+	return nil
+}
+
+func (f *fakeEngine) ContainerTop(context.Context, string, []string) (container.TopResponse, error) {
+	return container.TopResponse{Titles: []string{"PID", "PGID", "STAT"}}, nil
+}
+
+func (f *fakeEngine) ContainerExecCreate(_ context.Context, id string, opts container.ExecOptions) (container.ExecCreateResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := f.byRef(id)
+	if c == nil {
+		return container.ExecCreateResponse{}, notFound("container")
+	}
+	if !c.running {
+		return container.ExecCreateResponse{}, fmt.Errorf("container %s is not running: %w", id, cerrdefs.ErrConflict)
+	}
+	var b fakeExecBehaviour
+	if f.onExec != nil {
+		b = f.onExec(opts.Cmd)
+	}
+	if b.createErr != nil {
+		return container.ExecCreateResponse{}, b.createErr
+	}
+	f.nextID++
+	eid := fmt.Sprintf("e%d", f.nextID)
+	f.execs[eid] = &fakeExec{b: b, argv: opts.Cmd}
+	return container.ExecCreateResponse{ID: eid}, nil
+}
+
+func (f *fakeEngine) ContainerExecAttach(_ context.Context, execID string, _ container.ExecAttachOptions) (types.HijackedResponse, error) {
+	f.mu.Lock()
+	e := f.execs[execID]
+	f.mu.Unlock()
+	ours, theirs := net.Pipe()
+	go func() {
+		// The "daemon" side: swallow stdin, write the framed output, end
+		// the stream unless a straggler holds it.
+		go func() {
+			b, _ := io.ReadAll(theirs)
+			f.mu.Lock()
+			e.stdin = b
+			f.mu.Unlock()
+		}()
+		_, _ = stdcopy.NewStdWriter(theirs, stdcopy.Stdout).Write([]byte(e.b.stdout))
+		_, _ = stdcopy.NewStdWriter(theirs, stdcopy.Stderr).Write([]byte(e.b.stderr))
+		if !e.b.holdStream {
+			_ = theirs.Close()
+		}
+	}()
+	return types.NewHijackedResponse(ours, "application/vnd.docker.multiplexed-stream"), nil
+}
+
+func (f *fakeEngine) ContainerExecInspect(_ context.Context, execID string) (container.ExecInspect, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e := f.execs[execID]
+	if e == nil {
+		return container.ExecInspect{}, notFound("exec")
+	}
+	e.polls++
+	if e.polls <= e.b.runningPolls {
+		return container.ExecInspect{ExecID: execID, Running: true, Pid: 4242}, nil
+	}
+	return container.ExecInspect{ExecID: execID, ExitCode: e.b.exitCode, Pid: 4242}, nil
+}
+
+func (f *fakeEngine) CopyToContainer(_ context.Context, _, _ string, content io.Reader, _ container.CopyToContainerOptions) error {
+	_, err := io.Copy(io.Discard, content)
+	return err
+}
+
+func (f *fakeEngine) CopyFromContainer(context.Context, string, string) (io.ReadCloser, container.PathStat, error) {
+	return nil, container.PathStat{}, notFound("path")
+}
+
+var _ engine = (*fakeEngine)(nil)

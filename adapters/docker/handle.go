@@ -1,0 +1,155 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/ports"
+)
+
+// handle is ports.Sandbox for one container.
+type handle struct {
+	p       *Provider
+	id      string // container id
+	sid     string
+	workdir string
+}
+
+var _ ports.Sandbox = (*handle)(nil)
+
+func (p *Provider) handle(id string, spec sandbox.Spec) *handle {
+	return &handle{p: p, id: id, sid: spec.SessionID.String(), workdir: spec.Workdir}
+}
+
+// ID implements ports.Sandbox: the container id.
+func (s *handle) ID() string { return s.id }
+
+// Destroy implements ports.Sandbox: removes this container (not a newer one
+// of the same session) with its volumes and waits until it is gone.
+func (s *handle) Destroy(ctx context.Context) error {
+	if err := s.p.remove(ctx, s.id); err != nil {
+		return err
+	}
+	return s.p.waitGone(ctx, func(ctx context.Context) (bool, error) {
+		_, err := s.p.eng.ContainerInspect(ctx, s.id)
+		if cerrdefs.IsNotFound(err) {
+			return true, nil
+		}
+		return false, translate(err, "inspect "+s.id)
+	})
+}
+
+// startExec creates and attaches one exec. A container that is gone or no
+// longer running is ErrNotFound: a handle is for a running sandbox (C-EXEC-5).
+func (s *handle) startExec(ctx context.Context, argv []string, stdin bool) (string, *hijacked, error) {
+	created, err := s.p.eng.ContainerExecCreate(ctx, s.id, container.ExecOptions{
+		Cmd: argv, WorkingDir: s.workdir, AttachStdin: stdin, AttachStdout: true, AttachStderr: true,
+	})
+	if err != nil {
+		return "", nil, execErr(err)
+	}
+	hij, err := s.p.eng.ContainerExecAttach(ctx, created.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return "", nil, execErr(err)
+	}
+	return created.ID, &hijacked{resp: hij}, nil
+}
+
+// execErr translates an exec create/attach failure: the daemon answers 409
+// "is not running" for a stopped container, which to a handle is gone.
+func execErr(err error) error {
+	if cerrdefs.IsConflict(err) && strings.Contains(err.Error(), "not running") {
+		return fmt.Errorf("docker exec: sandbox is not running: %w", sandbox.ErrNotFound)
+	}
+	return translate(err, "exec")
+}
+
+// runScript runs one of the core's scripts to completion: stdin (nil for
+// none) is copied in and closed, stdout goes to out (nil discards), stderr is
+// kept, capped, for classification. err is a transport failure, a gone
+// sandbox, the context, or the source's own read error (the script then saw
+// a short body and removed its temporary file).
+func (s *handle) runScript(ctx context.Context, argv []string, stdin io.Reader, out io.Writer) (code int, stderr string, err error) {
+	execID, hij, err := s.startExec(ctx, argv, stdin != nil)
+	if err != nil {
+		return 0, "", err
+	}
+	defer hij.Close()
+	stop := context.AfterFunc(ctx, hij.Close)
+	defer stop()
+	pumpErr := make(chan error, 1)
+	if stdin != nil {
+		go func() { pumpErr <- hij.pump(stdin) }()
+	} else {
+		pumpErr <- nil
+	}
+	if out == nil {
+		out = io.Discard
+	}
+	errBuf := sandbox.NewCapture(64 << 10)
+	_, copyErr := stdcopy.StdCopy(out, errBuf, hij.resp.Reader)
+	if ctx.Err() != nil {
+		return 0, "", fmt.Errorf("docker exec: %w", ctx.Err())
+	}
+	if copyErr != nil {
+		return 0, "", fmt.Errorf("docker exec: reading output: %w", copyErr)
+	}
+	ins, err := s.p.eng.ContainerExecInspect(ctx, execID)
+	if err != nil {
+		return 0, "", translate(err, "exec inspect")
+	}
+	if perr := <-pumpErr; perr != nil {
+		return 0, "", perr
+	}
+	return ins.ExitCode, errBuf.String(), nil
+}
+
+// hijacked makes the attach connection's Close idempotent and safe from
+// several goroutines (a context's AfterFunc and the deferred close).
+type hijacked struct {
+	resp types.HijackedResponse
+	once sync.Once
+}
+
+func (h *hijacked) Close() { h.once.Do(h.resp.Close) }
+
+// pump copies src to the exec's stdin and closes the write side so the
+// script sees EOF. A read failure of src is returned (the script sees a
+// short body); a write failure means the exec ended early, which its exit
+// code explains.
+func (h *hijacked) pump(src io.Reader) error {
+	_, err := io.Copy(h.resp.Conn, srcReader{src})
+	_ = h.resp.CloseWrite()
+	var se srcError
+	if errors.As(err, &se) {
+		return fmt.Errorf("reading the source: %w", se.err)
+	}
+	return nil
+}
+
+// srcReader tags the source's own errors, to tell them from the
+// connection's in pump.
+type srcReader struct{ r io.Reader }
+
+func (s srcReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = srcError{err}
+	}
+	return n, err
+}
+
+type srcError struct{ err error }
+
+func (e srcError) Error() string { return e.err.Error() }
+func (e srcError) Unwrap() error { return e.err }

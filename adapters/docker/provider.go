@@ -1,0 +1,84 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/client"
+
+	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/ports"
+)
+
+// Options configure a Provider. The zero value works.
+type Options struct {
+	// Logger receives the few things worth saying once (ignored hardening
+	// fields). Default: slog.Default().
+	Logger *slog.Logger
+	// Revoker, when set, revokes a session's gate token before Reap removes
+	// anything (#197: a token must not outlive its gate).
+	Revoker sandbox.GateTokenRevoker
+	// Labels are added to every container this provider creates (tests mark
+	// their containers so a cleanup can find them).
+	Labels map[string]string
+	// RemoveTimeout bounds the wait for a removal in progress. Default 30 s.
+	RemoveTimeout time.Duration
+}
+
+// Provider is ports.Provider on one Docker daemon.
+type Provider struct {
+	eng  engine
+	opts Options
+
+	mu   sync.Mutex // guards ncpu
+	ncpu int
+
+	ephemeralOnce sync.Once
+}
+
+var _ ports.Provider = (*Provider)(nil)
+
+// New returns a Provider on cli. It starts nothing and calls nothing.
+func New(cli *client.Client, opts Options) *Provider { return newProvider(cli, opts) }
+
+// NewFromEnv connects to the daemon DOCKER_HOST (and DOCKER_TLS_VERIFY,
+// DOCKER_CERT_PATH) name — unix or tcp — negotiating the API version.
+func NewFromEnv(opts Options) (*Provider, error) {
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, fmt.Errorf("docker client: %w", err)
+	}
+	return New(cli, opts), nil
+}
+
+func newProvider(eng engine, opts Options) *Provider {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.RemoveTimeout <= 0 {
+		opts.RemoveTimeout = 30 * time.Second
+	}
+	return &Provider{eng: eng, opts: opts}
+}
+
+// daemonCPUs is the daemon's CPU count, asked once it has answered.
+func (p *Provider) daemonCPUs(ctx context.Context) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ncpu > 0 {
+		return p.ncpu, nil
+	}
+	info, err := p.eng.Info(ctx)
+	if err != nil {
+		return 0, translate(err, "info")
+	}
+	p.ncpu = info.NCPU
+	return p.ncpu, nil
+}
+
+// errGateUnsupported: gate pairing on Docker arrives with the gate issue.
+var errGateUnsupported = errors.New("gated sandboxes are not supported by this version of the docker provider yet")

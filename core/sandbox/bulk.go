@@ -1,0 +1,273 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// BulkWrite is the plan of one WriteFiles batch (C-BULK-1..3): where every
+// member's bytes land before their rename, the bookkeeping files the
+// in-sandbox scripts read, the archive that carries it all, and the commands
+// that prepare, land and discard it. PlanBulk makes one; it holds the members'
+// Data slices without copying them, so the caller must not change them until
+// the archive has been written.
+//
+// Member i lands first under <dir of target>/.sandgate-write-<hex>/<base of
+// target>: a staging directory beside the target (the hex is tempNameN's, the
+// batch nonce plus the index of the first member of its run), with the
+// target's own base name inside. Consecutive members of one directory share a
+// staging directory, so the rename script lands a whole run with one
+// `mv -t` instead of one process per member: in a sandbox a process costs
+// 1 to 20 ms, and ten thousand of them would cost more than the delivery.
+type BulkWrite struct {
+	// Manifest names the file listing `tmp\0target\0` for every member, and
+	// DirList the deduplicated parent directories. Both land in the workdir,
+	// which exists, and both are the archive's first entries — so a delivery that
+	// fails on a later one has still landed what the recovery pass needs. The
+	// rename script removes them.
+	Manifest string
+	DirList  string
+
+	members   []bulkMember
+	dirs      []string
+	stages    int
+	manifest  []byte
+	dirList   []byte
+	prefixLen int64
+}
+
+// bulkMember is one planned member.
+type bulkMember struct {
+	target string
+	temp   string
+	data   []byte
+}
+
+// Run limits: a run is landed by one `mv` whose argv must stay far below the
+// kernel's limit (128 KiB at the least, environment included).
+const (
+	bulkRunBytes   = 64 << 10
+	bulkRunMembers = 1024
+	bulkPlanTries  = 4
+)
+
+// errNonceCollision reports a member path equal to (or under) one of the
+// batch's own temporary names. It needs the random nonce guessed, so PlanBulk
+// draws another nonce rather than failing.
+var errNonceCollision = errors.New("collides with the batch's temporary names")
+
+// PlanBulk validates a WriteFiles batch and plans it for workdir (empty means
+// DefaultWorkdir), with a fresh random nonce. An empty batch returns a nil
+// plan and a nil error: there is nothing to do and the sandbox must not be
+// touched. Every member path must be absolute, clean, not "/" and free of
+// NUL; a member whose parent is another member's target is refused with
+// ErrNotDirectory, since one of the two would be blocked by the other. Errors
+// name the member's index and path; nothing reaches the sandbox on an error.
+func PlanBulk(workdir string, files []FileWrite) (*BulkWrite, error) {
+	var err error
+	for range bulkPlanTries {
+		var b *BulkWrite
+		b, err = planBulk(workdir, files, randomNonce())
+		if !errors.Is(err, errNonceCollision) {
+			return b, err
+		}
+	}
+	return nil, err
+}
+
+// planBulk is PlanBulk with the nonce given, so golden tests are
+// deterministic.
+func planBulk(workdir string, files []FileWrite, nonce uint64) (*BulkWrite, error) {
+	if len(files) == 0 {
+		return nil, nil
+	}
+	if workdir == "" {
+		workdir = DefaultWorkdir
+	}
+	if why := badAbsPath(workdir); why != "" {
+		return nil, fmt.Errorf("workdir %q: %s", clipText(workdir, 256), why)
+	}
+	for i, f := range files {
+		if why := badAbsPath(f.Path); why != "" {
+			return nil, fmt.Errorf("files[%d].path %q: %s", i, clipText(f.Path, 256), why)
+		}
+	}
+	b := &BulkWrite{members: make([]bulkMember, len(files))}
+	base := fmt.Sprintf("%s%016x", TempPrefix, nonce)
+	b.Manifest = path.Join(workdir, base+".manifest")
+	b.DirList = path.Join(workdir, base+".dirs")
+	b.planTemps(files, nonce)
+	if err := b.checkConflicts(); err != nil {
+		return nil, err
+	}
+	b.manifest = b.buildManifest()
+	b.dirs = b.buildDirs()
+	b.dirList = joinNUL(b.dirs)
+	n, err := b.countPrefix()
+	if err != nil {
+		return nil, fmt.Errorf("bulk write: archive bookkeeping: %w", err)
+	}
+	b.prefixLen = n
+	return b, nil
+}
+
+// badAbsPath says what is wrong with p as an absolute, clean, non-root,
+// NUL-free path, or "" when nothing is.
+func badAbsPath(p string) string {
+	switch {
+	case strings.IndexByte(p, 0) >= 0:
+		return "must not contain NUL"
+	case !path.IsAbs(p):
+		return "must be absolute"
+	case path.Clean(p) != p:
+		return fmt.Sprintf("must be clean (%q)", clipText(path.Clean(p), 256))
+	case p == "/":
+		return `must not be "/"`
+	}
+	return ""
+}
+
+// planTemps splits the members into runs (consecutive members of one
+// directory with distinct base names, bounded for argv) and gives every run
+// a staging directory named after its first member's index.
+func (b *BulkWrite) planTemps(files []FileWrite, nonce uint64) {
+	var runDir, stage string
+	var runBytes, runLen int
+	names := map[string]bool{}
+	for i, f := range files {
+		dir, name := path.Split(f.Path)
+		start := i == 0 || dir != runDir || names[name] ||
+			runLen >= bulkRunMembers || runBytes+len(f.Path)+len(TempPrefix)+18 > bulkRunBytes
+		if start {
+			runDir, stage = dir, tempNameN(f.Path, nonce+uint64(i))
+			runBytes, runLen = 0, 0
+			clear(names)
+			b.stages++
+		}
+		temp := stage + "/" + name
+		names[name] = true
+		runBytes += len(temp) + 1
+		runLen++
+		b.members[i] = bulkMember{target: f.Path, temp: temp, data: f.Data}
+	}
+}
+
+// checkConflicts refuses a member whose parent chain holds another member's
+// target (one of the two must fail, so the batch is refused before anything
+// lands, like any blocked parent), and one that meets the batch's own
+// temporary names.
+func (b *BulkWrite) checkConflicts() error {
+	targets := make(map[string]int, len(b.members))
+	ours := map[string]bool{b.Manifest: true, b.DirList: true}
+	for i, m := range b.members {
+		if _, dup := targets[m.target]; !dup {
+			targets[m.target] = i
+		}
+		ours[path.Dir(m.temp)] = true
+	}
+	for i, m := range b.members {
+		if ours[m.target] {
+			return fmt.Errorf("files[%d].path %q: %w", i, clipText(m.target, 256), errNonceCollision)
+		}
+		for p := path.Dir(m.target); p != "/"; p = path.Dir(p) {
+			if j, ok := targets[p]; ok {
+				return fmt.Errorf("files[%d].path %q: parent %q is files[%d], written as a file: %w",
+					i, clipText(m.target, 256), clipText(p, 256), j, ErrNotDirectory)
+			}
+			if ours[p] {
+				return fmt.Errorf("files[%d].path %q: %w", i, clipText(m.target, 256), errNonceCollision)
+			}
+		}
+	}
+	return nil
+}
+
+// buildManifest lists `tmp\0target\0` for every member in order.
+func (b *BulkWrite) buildManifest() []byte {
+	n := 0
+	for _, m := range b.members {
+		n += len(m.temp) + len(m.target) + 2
+	}
+	out := make([]byte, 0, n)
+	for _, m := range b.members {
+		out = append(out, m.temp...)
+		out = append(out, 0)
+		out = append(out, m.target...)
+		out = append(out, 0)
+	}
+	return out
+}
+
+// buildDirs is the sorted, deduplicated list of the targets' parents.
+func (b *BulkWrite) buildDirs() []string {
+	dirs := make([]string, 0, b.stages)
+	for _, m := range b.members {
+		dirs = append(dirs, path.Dir(m.target))
+	}
+	slices.Sort(dirs)
+	return slices.Compact(dirs)
+}
+
+// joinNUL ends every element with a NUL.
+func joinNUL(list []string) []byte {
+	var sb strings.Builder
+	for _, s := range list {
+		sb.WriteString(s)
+		sb.WriteByte(0)
+	}
+	return []byte(sb.String())
+}
+
+// Len is the number of members.
+func (b *BulkWrite) Len() int { return len(b.members) }
+
+// Paths returns the members' targets in order, the list Classify names a
+// member from.
+func (b *BulkWrite) Paths() []string {
+	out := make([]string, len(b.members))
+	for i, m := range b.members {
+		out[i] = m.target
+	}
+	return out
+}
+
+// ManifestBytes is the manifest's content: `tmp\0target\0` per member.
+func (b *BulkWrite) ManifestBytes() []byte { return slices.Clone(b.manifest) }
+
+// DirListBytes is the dir list's content: every parent directory once,
+// sorted, each ended by a NUL.
+func (b *BulkWrite) DirListBytes() []byte { return slices.Clone(b.dirList) }
+
+// Classify maps the exit code and stderr of any of the plan's scripts to an
+// error: nil for 0, the protocol's sentinel otherwise (errors.Is works),
+// wrapped with the failing member's path when the marker names a member of
+// this batch. A marker index outside the batch names no member.
+func (b *BulkWrite) Classify(exitCode int, stderr string) error {
+	paths := b.Paths()
+	if f, ok := ParseFault(stderr); !ok || f.Code != exitCode || f.Member < 0 || f.Member >= len(paths) {
+		// Only a usable marker names a member: ClassifyScript would name a
+		// lone path without one, and a bulk fault naming no member is about
+		// the batch (its bookkeeping, its delivery), not about that path.
+		paths = nil
+	}
+	err := ClassifyScript(exitCode, stderr, paths)
+	var nw *PathNotWritableError
+	if errors.As(err, &nw) && nw.Path == "" {
+		// The one not-writable fault that names no member is the
+		// bookkeeping's: the workdir refused it.
+		nw.Path = path.Dir(b.Manifest)
+	}
+	return err
+}
+
+// argv is `/bin/bash -c SCRIPT sandgate MANIFEST DIRLIST N D PREFIX`, the
+// one argument list every bulk script takes; no path is ever part of the
+// script text.
+func (b *BulkWrite) argv(script string) []string {
+	return []string{"/bin/bash", "-c", script, "sandgate", b.Manifest, b.DirList,
+		strconv.Itoa(len(b.members)), strconv.Itoa(len(b.dirs)), strconv.FormatInt(b.prefixLen, 10)}
+}

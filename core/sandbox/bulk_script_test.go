@@ -1,0 +1,583 @@
+package sandbox
+
+import (
+	"bytes"
+	"cmp"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The bulk scripts run by the host's bash against real files, the way each
+// backend runs them. Member paths are absolute paths inside t.TempDir(), so
+// the archive extracts at "/" as it does in a sandbox.
+
+// bulkRun says how a batch's scripts run: sh for every script, rename (when
+// set) for Docker's rename step alone, and between, run after the PUT and
+// before the rename.
+type bulkRun struct {
+	sh      shellRun
+	rename  *shellRun
+	between func(t *testing.T, b *BulkWrite)
+}
+
+// runArgv runs one of the plan's commands with stdin.
+func runArgv(t *testing.T, sh shellRun, argv []string, stdin []byte) shellResult {
+	t.Helper()
+	require.Equal(t, []string{"/bin/bash", "-c"}, argv[:2])
+	require.Equal(t, "sandgate", argv[3])
+	sh.stdin = bytes.NewReader(stdin)
+	return sh.run(t, argv[2], argv[4:]...)
+}
+
+// archiveBytes renders one of the plan's archive writers.
+func archiveBytes(t *testing.T, write func(w *bytes.Buffer) error) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, write(&buf))
+	return buf.Bytes()
+}
+
+// putArchive extracts data at "/" as root, as the Docker daemon does for an
+// archive PUT. It reports whether tar succeeded.
+func putArchive(t *testing.T, data []byte) bool {
+	t.Helper()
+	cmd := exec.Command("tar", "-x", "-C", "/", "-f", "-")
+	cmd.Stdin = bytes.NewReader(data)
+	out, err := cmd.CombinedOutput()
+	t.Logf("put: %v %s", err, out)
+	return err == nil
+}
+
+// dockerFlow is Docker's WriteFiles: prepare exec, archive PUT, rename exec
+// (or, if the PUT failed, the discard exec).
+func dockerFlow(t *testing.T, b *BulkWrite, r bulkRun) shellResult {
+	t.Helper()
+	res := runArgv(t, r.sh, b.PrepareCmd(), archiveBytes(t, func(w *bytes.Buffer) error { return b.WritePrefix(w) }))
+	if res.code != 0 {
+		return res
+	}
+	ok := putArchive(t, archiveBytes(t, func(w *bytes.Buffer) error { return b.WriteMembers(w) }))
+	if r.between != nil {
+		r.between(t, b)
+	}
+	if !ok {
+		return runArgv(t, r.sh, b.DiscardCmd(), nil)
+	}
+	sh := r.sh
+	if r.rename != nil {
+		sh = *r.rename
+	}
+	return runArgv(t, sh, b.RenameCmd(), nil)
+}
+
+// oneShotFlow is Kubernetes' WriteFiles: one exec with the archive on stdin.
+func oneShotFlow(t *testing.T, b *BulkWrite, r bulkRun) shellResult {
+	t.Helper()
+	return runArgv(t, r.sh, b.OneShotCmd(), archiveBytes(t, func(w *bytes.Buffer) error { return b.WriteArchive(w) }))
+}
+
+var bulkFlows = []struct {
+	name string
+	run  func(t *testing.T, b *BulkWrite, r bulkRun) shellResult
+}{
+	{"docker", dockerFlow},
+	{"oneshot", oneShotFlow},
+}
+
+// requireNoResidue fails if any .sandgate-write-* name is left under root,
+// outside the directories in except.
+func requireNoResidue(t *testing.T, root string, except ...string) {
+	t.Helper()
+	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		require.NoError(t, err)
+		if slices.Contains(except, filepath.Dir(p)) {
+			return nil
+		}
+		require.False(t, strings.HasPrefix(d.Name(), TempPrefix), "residue: %q", p)
+		return nil
+	}))
+}
+
+// requireFileIs checks a landed regular file's bytes and permission bits.
+func requireFileIs(t *testing.T, p string, data []byte, perm os.FileMode) {
+	t.Helper()
+	st, err := os.Lstat(p)
+	require.NoError(t, err, p)
+	require.True(t, st.Mode().IsRegular(), "%q is %v", p, st.Mode())
+	require.Equal(t, perm, st.Mode().Perm(), p)
+	got, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(data, got), "%q holds %q", p, got)
+}
+
+// requireAbsent fails if p exists.
+func requireAbsent(t *testing.T, p string) {
+	t.Helper()
+	_, err := os.Lstat(p)
+	require.ErrorIs(t, err, fs.ErrNotExist, p)
+}
+
+// bulkCase is a fresh tree under a shared temp dir with a workdir in it.
+func bulkCase(t *testing.T, names ...string) (root, workdir string) {
+	t.Helper()
+	root = sharedTempDir(t)
+	workdir = filepath.Join(root, "wd")
+	mkTree(t, root, append([]string{"wd/"}, names...)...)
+	return root, workdir
+}
+
+func planIn(t *testing.T, workdir string, files ...FileWrite) *BulkWrite {
+	t.Helper()
+	b, err := PlanBulk(workdir, files)
+	require.NoError(t, err)
+	return b
+}
+
+func TestBulkScriptsLand(t *testing.T) {
+	t.Parallel()
+	bin := make([]byte, 1024)
+	for i := range bin {
+		bin[i] = byte(i * 7)
+	}
+	for _, flow := range bulkFlows {
+		t.Run(flow.name, func(t *testing.T) {
+			t.Parallel()
+			root, wd := bulkCase(t, "exist/script.sh", "exist/plain", "pointee", "top/")
+			require.NoError(t, os.Chmod(filepath.Join(root, "exist/script.sh"), 0o755))
+			require.NoError(t, os.Chmod(filepath.Join(root, "exist/plain"), 0o600))
+			require.NoError(t, os.Symlink(filepath.Join(root, "pointee"), filepath.Join(root, "top/link")))
+			p := func(n string) string { return filepath.Join(root, n) }
+			files := []FileWrite{
+				{Path: p("new/a/b/deep.txt"), Data: []byte("deep")},
+				{Path: p("top/bin.dat"), Data: bin},
+				{Path: p("exist/script.sh"), Data: []byte("#!/bin/sh\necho new\n")},
+				{Path: p("top/dup"), Data: []byte("first")},
+				{Path: p("top/empty"), Data: nil},
+				{Path: p("top/dup"), Data: []byte("second, and last")},
+				{Path: p("exist/plain"), Data: []byte("plain")},
+				{Path: p("top/link"), Data: []byte("replaces the link")},
+				{Path: p("new/a/sibling"), Data: []byte("sib")},
+			}
+			b := planIn(t, wd, files...)
+			start := time.Now().Add(-time.Minute)
+			res := flow.run(t, b, bulkRun{sh: shellRun{setup: "umask 077"}})
+			require.Equal(t, 0, res.code, res.stderr)
+			require.NoError(t, b.Classify(res.code, res.stderr))
+			requireFileIs(t, p("new/a/b/deep.txt"), []byte("deep"), 0o644)
+			requireFileIs(t, p("new/a/sibling"), []byte("sib"), 0o644)
+			requireFileIs(t, p("top/bin.dat"), bin, 0o644)
+			requireFileIs(t, p("exist/script.sh"), []byte("#!/bin/sh\necho new\n"), 0o755)
+			requireFileIs(t, p("exist/plain"), []byte("plain"), 0o600)
+			requireFileIs(t, p("top/dup"), []byte("second, and last"), 0o644)
+			requireFileIs(t, p("top/empty"), nil, 0o644)
+			requireFileIs(t, p("top/link"), []byte("replaces the link"), 0o644)
+			requireFileIs(t, p("pointee"), []byte("x"), 0o644)
+			for _, d := range []string{"new", "new/a", "new/a/b"} {
+				st, err := os.Stat(p(d))
+				require.NoError(t, err)
+				require.Equal(t, os.FileMode(0o755)|os.ModeDir, st.Mode(), d)
+			}
+			st, err := os.Stat(p("top/bin.dat"))
+			require.NoError(t, err)
+			require.True(t, st.ModTime().After(start), "a landed file carries the time it landed, not the archive's epoch")
+			requireNoResidue(t, root)
+		})
+	}
+}
+
+func TestBulkScriptsHostileNames(t *testing.T) {
+	t.Parallel()
+	names := []string{
+		"sp ace/file name",
+		"-dash/-n",
+		"quo'te/\"dq\"",
+		"nl\ndir/line\nbreak",
+		"$(touch pwned)/`touch pwned2`",
+		"back\\slash/*",
+		"bytes\xff\xfe/\x01\x7f",
+		strings.Repeat("long-", 40) + "/" + strings.Repeat("n", 200),
+		"sandgate-fault:82:0:x/y",
+	}
+	for _, flow := range bulkFlows {
+		t.Run(flow.name, func(t *testing.T) {
+			t.Parallel()
+			root, wd := bulkCase(t)
+			var files []FileWrite
+			for _, n := range names {
+				files = append(files, FileWrite{Path: filepath.Join(root, n), Data: []byte(n)})
+			}
+			b := planIn(t, wd, files...)
+			res := flow.run(t, b, bulkRun{})
+			require.Equal(t, 0, res.code, res.stderr)
+			for _, n := range names {
+				requireFileIs(t, filepath.Join(root, n), []byte(n), 0o644)
+			}
+			requireAbsent(t, filepath.Join(root, "pwned"))
+			requireAbsent(t, "pwned")
+			requireNoResidue(t, root)
+		})
+	}
+}
+
+// bulkFaultCase is a batch that fails: the tree it meets, how it runs, and
+// what must hold afterwards. Members are paths relative to the case's root,
+// each written with its own name as data.
+type bulkFaultCase struct {
+	name    string
+	tree    []string                        // mkTree names under root
+	prep    func(t *testing.T, root string) // anything mkTree cannot make
+	workdir string                          // relative to root; "wd" when empty
+	members []string
+	run     func(root string) bulkRun
+	flows   []string // "docker", "oneshot"; both when empty
+	code    int
+	member  string // the marker's index, or "-"
+	reason  string // what the marker's reason starts with
+	names   string // the member Classify names (relative); none when empty
+	landed  []string
+	kept    []string // tree files that must still hold "x"
+	absent  []string
+	stuck   []string // directories whose residue nobody could remove
+}
+
+// roBind runs a script with dir mounted read-only.
+func roBind(dir string) *shellRun {
+	return &shellRun{setup: `mount --bind -- "$D" "$D" && mount -o remount,bind,ro -- "$D"`, env: []string{"D=" + dir}}
+}
+
+func chmodIn(mode os.FileMode, names ...string) func(t *testing.T, root string) {
+	return func(t *testing.T, root string) {
+		for _, n := range names {
+			require.NoError(t, os.Chmod(filepath.Join(root, n), mode))
+		}
+	}
+}
+
+func symlinkIn(target, link string) func(t *testing.T, root string) {
+	return func(t *testing.T, root string) {
+		require.NoError(t, os.Symlink(filepath.Join(root, target), filepath.Join(root, link)))
+	}
+}
+
+var bulkFaultCases = []bulkFaultCase{
+	{
+		name:    "directory target stops the run",
+		tree:    []string{"d1/dir/keep", "d1/c"},
+		members: []string{"d1/a", "d2/before", "d1/dir", "d1/c", "d2/after"},
+		code:    ExitIsDirectory, member: "2", reason: "Is a directory", names: "d1/dir",
+		landed: []string{"d1/a", "d2/before"}, kept: []string{"d1/dir/keep", "d1/c"}, absent: []string{"d2/after"},
+	},
+	{
+		name:    "symlink to a directory stops the run",
+		tree:    []string{"d1/dir/keep"},
+		prep:    symlinkIn("d1/dir", "d1/link"),
+		members: []string{"d1/a", "d1/link", "d1/c"},
+		code:    ExitIsDirectory, member: "1", reason: "Is a directory", names: "d1/link",
+		landed: []string{"d1/a"}, kept: []string{"d1/dir/keep"}, absent: []string{"d1/c"},
+	},
+	{
+		name:    "blocked parent at depth 1 lands nothing",
+		tree:    []string{"blk", "ok/"},
+		members: []string{"ok/first", "new/dir/second", "blk/x", "ok/fourth"},
+		code:    ExitNotDirectory, member: "2", reason: "Not a directory", names: "blk/x",
+		kept: []string{"blk"}, absent: []string{"ok/first", "new", "ok/fourth"},
+	},
+	{
+		name:    "blocked parent at depth 2 lands nothing",
+		tree:    []string{"a/blk2", "ok/"},
+		members: []string{"ok/first", "new/dir/second", "a/blk2/sub/x", "ok/fourth"},
+		code:    ExitNotDirectory, member: "2", reason: "Not a directory", names: "a/blk2/sub/x",
+		kept: []string{"a/blk2"}, absent: []string{"ok/first", "new"},
+	},
+	{
+		name:    "dangling symlink in the parent chain",
+		prep:    symlinkIn("nowhere", "dangling"),
+		members: []string{"first", "dangling/x"},
+		code:    ExitNotDirectory, member: "1", reason: "Not a directory", names: "dangling/x",
+		absent: []string{"first"},
+	},
+	{
+		name:    "workdir blocked",
+		tree:    []string{"file"},
+		workdir: "file/wd",
+		members: []string{"x"},
+		code:    ExitNotDirectory, member: "-", reason: "Not a directory",
+		absent: []string{"x"},
+	},
+	{
+		name:    "new parent on a read-only mount",
+		tree:    []string{"rw/", "ro/"},
+		members: []string{"rw/a", "ro/new/b", "ro/c"},
+		run:     func(root string) bulkRun { return bulkRun{sh: *roBind(filepath.Join(root, "ro"))} },
+		code:    ExitNotWritable, member: "1", reason: "Read-only file system", names: "ro/new/b",
+		absent: []string{"rw/a", "ro/new"},
+	},
+	{
+		name:    "existing parent on a read-only mount",
+		tree:    []string{"ro/"},
+		members: []string{"a", "ro/c"},
+		run:     func(root string) bulkRun { return bulkRun{sh: *roBind(filepath.Join(root, "ro"))} },
+		code:    ExitNotWritable, member: "1", reason: "Read-only file system", names: "ro/c",
+		absent: []string{"a"},
+	},
+	{
+		name:    "parent turned read-only before the rename",
+		tree:    []string{"ro/"},
+		members: []string{"first", "ro/second", "third"},
+		run:     func(root string) bulkRun { return bulkRun{rename: roBind(filepath.Join(root, "ro"))} },
+		flows:   []string{"docker"},
+		code:    ExitNotWritable, member: "1", reason: "Read-only file system", names: "ro/second",
+		landed: []string{"first"}, absent: []string{"ro/second", "third"},
+		stuck: []string{"ro"}, // a read-only mount keeps its staging directory
+	},
+	{
+		name:    "root-owned parent under a non-root user",
+		tree:    []string{"locked/"},
+		prep:    chmodIn(0o777, "wd"),
+		members: []string{"locked/x"},
+		run:     func(string) bulkRun { return bulkRun{sh: shellRun{nobody: true}} },
+		code:    ExitNotWritable, member: "0", reason: "Permission denied", names: "locked/x",
+		absent: []string{"locked/x"},
+	},
+	{
+		name:    "workdir refuses the bookkeeping",
+		tree:    []string{"open/"},
+		prep:    chmodIn(0o777, "open"),
+		members: []string{"open/x"},
+		run:     func(string) bulkRun { return bulkRun{sh: shellRun{nobody: true}} },
+		code:    ExitNotWritable, member: "-", reason: "Permission denied", names: "wd",
+		absent: []string{"open/x"},
+	},
+	{
+		name:    "sticky directory refuses the rename",
+		tree:    []string{"sticky/theirs"},
+		prep:    chmodIn(0o777|os.ModeSticky, "wd", "sticky"),
+		members: []string{"sticky/mine", "sticky/theirs"},
+		run:     func(string) bulkRun { return bulkRun{sh: shellRun{nobody: true}} },
+		flows:   []string{"oneshot"},
+		code:    ExitNotWritable, member: "1", reason: "Operation not permitted", names: "sticky/theirs",
+		landed: []string{"sticky/mine"}, kept: []string{"sticky/theirs"},
+	},
+	{
+		name:    "disk full during the extraction",
+		tree:    []string{"small/"},
+		members: []string{"ok", "small/f1", "small/f2", "small/f3"},
+		run: func(root string) bulkRun {
+			return bulkRun{sh: shellRun{setup: `mount -t tmpfs -o size=4k tmpfs "$D"`, env: []string{"D=" + filepath.Join(root, "small")}}}
+		},
+		flows: []string{"oneshot"},
+		code:  ExitNotWritable, member: "-", reason: "No space left on device",
+		absent: []string{"ok"},
+	},
+	{
+		name:    "mount point target inside a run",
+		tree:    []string{"m/busy", "src"},
+		members: []string{"first", "m/a", "m/busy", "m/c", "last"},
+		run: func(root string) bulkRun {
+			return bulkRun{rename: &shellRun{setup: `mount --bind -- "$S" "$D"`,
+				env: []string{"S=" + filepath.Join(root, "src"), "D=" + filepath.Join(root, "m/busy")}}}
+		},
+		flows: []string{"docker"},
+		code:  ExitNotWritable, member: "2", reason: "Device or resource busy", names: "m/busy",
+		landed: []string{"first", "m/a"}, kept: []string{"m/busy"}, absent: []string{"last"},
+	},
+	{
+		// Docker's daemon extracts root-owned temps unless the adapter asks
+		// for the container user's ownership: a non-root user then cannot
+		// carry a mode over, and the batch stops at its first member.
+		name:    "temps the user cannot chmod",
+		tree:    []string{"open/"},
+		prep:    chmodIn(0o777, "wd", "open"),
+		members: []string{"open/a", "open/b"},
+		run:     func(string) bulkRun { return bulkRun{sh: shellRun{nobody: true}} },
+		flows:   []string{"docker"},
+		code:    ExitNotWritable, member: "0", reason: "Operation not permitted", names: "open/a",
+		absent: []string{"open/a", "open/b"},
+	},
+}
+
+func TestBulkScriptsFaults(t *testing.T) {
+	t.Parallel()
+	for _, tc := range bulkFaultCases {
+		for _, flow := range bulkFlows {
+			if tc.flows != nil && !slices.Contains(tc.flows, flow.name) {
+				continue
+			}
+			t.Run(tc.name+"/"+flow.name, func(t *testing.T) {
+				t.Parallel()
+				root, _ := bulkCase(t, tc.tree...)
+				p := func(n string) string { return filepath.Join(root, n) }
+				if tc.prep != nil {
+					tc.prep(t, root)
+				}
+				files := make([]FileWrite, len(tc.members))
+				for i, m := range tc.members {
+					files[i] = FileWrite{Path: p(m), Data: []byte(m)}
+				}
+				b := planIn(t, p(cmp.Or(tc.workdir, "wd")), files...)
+				var r bulkRun
+				if tc.run != nil {
+					r = tc.run(root)
+				}
+				res := flow.run(t, b, r)
+				f := requireFault(t, res, tc.code, tc.member)
+				require.True(t, strings.HasPrefix(f.Reason, tc.reason), "reason %q", f.Reason)
+				err := b.Classify(res.code, res.stderr)
+				require.ErrorIs(t, err, classSentinel(tc.code))
+				if tc.names != "" {
+					require.True(t, strings.HasPrefix(err.Error(), p(tc.names)+": "), err.Error())
+				}
+				for _, m := range tc.landed {
+					requireFileIs(t, p(m), []byte(m), 0o644)
+				}
+				for _, n := range tc.kept {
+					requireFileIs(t, p(n), []byte("x"), 0o644)
+				}
+				for _, n := range tc.absent {
+					requireAbsent(t, p(n))
+				}
+				var stuck []string
+				for _, d := range tc.stuck {
+					stuck = append(stuck, p(d))
+				}
+				requireNoResidue(t, root, stuck...)
+			})
+		}
+	}
+}
+
+func TestBulkScriptsShortDelivery(t *testing.T) {
+	t.Parallel()
+	files := func(root string) []FileWrite {
+		return []FileWrite{
+			{Path: filepath.Join(root, "d/a"), Data: []byte("a")},
+			{Path: filepath.Join(root, "d/b"), Data: bytes.Repeat([]byte("b"), 64<<10)},
+			{Path: filepath.Join(root, "e/c"), Data: []byte("c")},
+		}
+	}
+	requireNothing := func(t *testing.T, root string) {
+		t.Helper()
+		for _, n := range []string{"d/a", "d/b", "e/c"} {
+			requireAbsent(t, filepath.Join(root, n))
+		}
+		requireNoResidue(t, root)
+	}
+	t.Run("temp missing before the rename", func(t *testing.T) {
+		t.Parallel()
+		root, wd := bulkCase(t)
+		b := planIn(t, wd, files(root)...)
+		res := dockerFlow(t, b, bulkRun{between: func(t *testing.T, b *BulkWrite) {
+			require.NoError(t, os.Remove(b.members[2].temp))
+		}})
+		f := requireFault(t, res, ExitShortDelivery, "2")
+		require.Equal(t, "temporary file missing", f.Reason)
+		require.ErrorIs(t, b.Classify(res.code, res.stderr), ErrShortDelivery)
+		requireNothing(t, root)
+	})
+	t.Run("PUT broke half way", func(t *testing.T) {
+		t.Parallel()
+		root, wd := bulkCase(t)
+		b := planIn(t, wd, files(root)...)
+		require.Equal(t, 0, runArgv(t, shellRun{}, b.PrepareCmd(), archiveBytes(t, func(w *bytes.Buffer) error { return b.WritePrefix(w) })).code)
+		members := archiveBytes(t, func(w *bytes.Buffer) error { return b.WriteMembers(w) })
+		require.False(t, putArchive(t, members[:len(members)/2]))
+		res := runArgv(t, shellRun{}, b.DiscardCmd(), nil)
+		requireFault(t, res, ExitShortDelivery, "-")
+		require.ErrorIs(t, b.Classify(res.code, res.stderr), ErrShortDelivery)
+		requireNothing(t, root)
+	})
+	t.Run("oneshot stream cut", func(t *testing.T) {
+		t.Parallel()
+		root, wd := bulkCase(t)
+		b := planIn(t, wd, files(root)...)
+		archive := archiveBytes(t, func(w *bytes.Buffer) error { return b.WriteArchive(w) })
+		res := runArgv(t, shellRun{}, b.OneShotCmd(), archive[:int(b.PrefixLen())+(len(archive)-int(b.PrefixLen()))/2])
+		f := requireFault(t, res, ExitShortDelivery, "-")
+		require.Contains(t, f.Reason, "archive extraction failed")
+		requireNothing(t, root)
+	})
+	t.Run("oneshot bookkeeping cut", func(t *testing.T) {
+		t.Parallel()
+		root, wd := bulkCase(t)
+		b := planIn(t, wd, files(root)...)
+		archive := archiveBytes(t, func(w *bytes.Buffer) error { return b.WriteArchive(w) })
+		for _, n := range []int{0, 700, int(b.PrefixLen()) - 512} {
+			res := runArgv(t, shellRun{}, b.OneShotCmd(), archive[:n])
+			requireFault(t, res, ExitShortDelivery, "-")
+			requireNothing(t, root)
+		}
+	})
+	t.Run("discard without bookkeeping", func(t *testing.T) {
+		t.Parallel()
+		root, wd := bulkCase(t)
+		b := planIn(t, wd, files(root)...)
+		res := runArgv(t, shellRun{}, b.DiscardCmd(), nil)
+		requireFault(t, res, ExitShortDelivery, "-")
+		requireNothing(t, root)
+	})
+}
+
+func TestBulkScriptsDiscardFindsBlockedParent(t *testing.T) {
+	t.Parallel()
+	root, wd := bulkCase(t, "ok/")
+	p := func(n string) string { return filepath.Join(root, n) }
+	b := planIn(t, wd,
+		FileWrite{Path: p("ok/a"), Data: []byte("a")},
+		FileWrite{Path: p("late/q/b"), Data: []byte("b")},
+	)
+	require.Equal(t, 0, runArgv(t, shellRun{}, b.PrepareCmd(), archiveBytes(t, func(w *bytes.Buffer) error { return b.WritePrefix(w) })).code)
+	// Something in the sandbox replaces a prepared directory by a file
+	// before the PUT, which then fails on it.
+	require.NoError(t, os.RemoveAll(p("late/q")))
+	require.NoError(t, os.WriteFile(p("late/q"), []byte("blocker"), 0o644))
+	require.False(t, putArchive(t, archiveBytes(t, func(w *bytes.Buffer) error { return b.WriteMembers(w) })))
+	res := runArgv(t, shellRun{}, b.DiscardCmd(), nil)
+	requireFault(t, res, ExitNotDirectory, "1")
+	err := b.Classify(res.code, res.stderr)
+	require.ErrorIs(t, err, ErrNotDirectory)
+	require.ErrorContains(t, err, p("late/q/b"))
+	requireAbsent(t, p("ok/a"))
+	requireFileIs(t, p("late/q"), []byte("blocker"), 0o644)
+	requireNoResidue(t, root)
+
+	// Without a manifest the dir list still finds the blocker, naming no
+	// member.
+	b2 := planIn(t, wd, FileWrite{Path: p("late/q/c")})
+	require.NoError(t, os.WriteFile(b2.DirList, b2.DirListBytes(), 0o644))
+	res = runArgv(t, shellRun{}, b2.DiscardCmd(), nil)
+	requireFault(t, res, ExitNotDirectory, "-")
+	requireNoResidue(t, root)
+}
+
+func TestBulkScriptsDistrustTheirInputs(t *testing.T) {
+	t.Parallel()
+	t.Run("tampered manifest", func(t *testing.T) {
+		t.Parallel()
+		root, wd := bulkCase(t, "victim/keep")
+		b := planIn(t, wd, FileWrite{Path: filepath.Join(root, "a"), Data: []byte("a")})
+		require.Equal(t, 0, runArgv(t, shellRun{}, b.PrepareCmd(), archiveBytes(t, func(w *bytes.Buffer) error { return b.WritePrefix(w) })).code)
+		require.True(t, putArchive(t, archiveBytes(t, func(w *bytes.Buffer) error { return b.WriteMembers(w) })))
+		victim := filepath.Join(root, "victim")
+		require.NoError(t, os.WriteFile(b.Manifest, []byte(victim+"/keep\x00"+root+"/keep\x00"), 0o644))
+		res := runArgv(t, shellRun{}, b.RenameCmd(), nil)
+		f := requireFault(t, res, ExitShortDelivery, "-")
+		require.Equal(t, "bulk manifest missing or malformed", f.Reason)
+		requireFileIs(t, filepath.Join(victim, "keep"), []byte("x"), 0o644)
+		requireAbsent(t, filepath.Join(root, "a"))
+		requireAbsent(t, b.Manifest)
+	})
+	t.Run("bad arguments", func(t *testing.T) {
+		t.Parallel()
+		res := shellRun{}.run(t, bulkRenameScript, "/m", "/d", "1; touch /tmp/x", "0", "0")
+		require.Equal(t, 2, res.code)
+		require.Contains(t, res.stderr, "bad arguments")
+	})
+}

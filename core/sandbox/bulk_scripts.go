@@ -1,0 +1,352 @@
+package sandbox
+
+// The bulk-write scripts. Each is ShellLib, then bulkLib, then its own few
+// lines, run as `/bin/bash -c SCRIPT sandgate MANIFEST DIRLIST N D PREFIX`
+// (BulkWrite.argv): the bookkeeping paths, the member count, the dir count
+// and the archive prefix length. Paths never enter the script text.
+//
+// The flow on Docker is PrepareCmd (stdin: WritePrefix) → archive PUT at "/"
+// (body: WriteMembers) → RenameCmd, or DiscardCmd when the PUT failed. On
+// Kubernetes it is OneShotCmd alone (stdin: WriteArchive), which does all
+// three in one exec.
+//
+// Cost is what shapes bulkLib: a process costs 1 to 20 ms in a sandbox, so
+// nothing runs once per member on the way to success. The loops over members
+// are bash builtins ([[ -d ]], string cuts); the tools run once per chunk of
+// arguments (mkdir, stat, chmod, touch, rm) or once per run of members that
+// share a staging directory (mv -t). Only a failure falls back to the
+// per-member functions of ShellLib, to name the member and its reason.
+//
+// bulkLib's functions:
+//
+//   - __sgb_chunk ARRAY CMD...: run `CMD... -- ELEMENTS` over ARRAY in chunks
+//     of at most 64 KiB of arguments; fails if any chunk failed.
+//   - __sgb_exit: the EXIT trap. With __sgb_shed=1 a failing exit, and with
+//     __sgb_shed=2 any exit, removes the staging directories and the
+//     bookkeeping, so every fault sheds what the batch left.
+//   - __sgb_unpack: extract the archive's first PREFIX bytes from stdin (the
+//     bookkeeping entries); a failure is 82 (blocked workdir), 85 (workdir not
+//     writable) or 87.
+//   - __sgb_extract_rest: extract the rest of stdin (the members); a failure
+//     is 82 (a parent blocked since the prepare step), 85 when tar reports a
+//     refused or short write (GNU tar says "Wrote only N of M bytes" for a
+//     full disk, without the errno), else 87.
+//   - __sgb_load STRICT: read the manifest into __sgb_tmp/__sgb_tgt (member
+//     order), its staging directories into __sgb_stage with each one's first
+//     member in __sgb_first, and the dir list into __sgb_dirs. Pairs that are
+//     not shaped as the plan writes them end the read; it fails unless
+//     everything matched N and D.
+//   - __sgb_blocked_members: fault 82 naming the lowest member whose parent
+//     chain holds a non-directory.
+//   - __sgb_prepare: __sgb_blocked_members, then `mkdir -p` every listed
+//     directory (new ones 0755) and `mkdir` every staging directory; a failure
+//     is 82 or 85 naming a member.
+//   - __sgb_present: fault 87 naming the first member whose temporary file is
+//     missing.
+//   - __sgb_land_all: land every member in order, stopping at the first
+//     failure. __sgb_scan finds the next member bound to fail (a directory
+//     target, a parent that is not a writable directory), __sgb_modes sets the
+//     modes of the members before it in bulk (an existing regular target's
+//     mode, else 0644) and touches them, __sgb_move moves them run by run; the
+//     bound-to-fail member then goes through __sg_land alone, which names its
+//     failure (or lands it after all). A bulk step that fails unexpectedly
+//     falls back to __sg_land member by member.
+const bulkLib = `
+__sgb_m=$1 __sgb_d=$2 __sgb_n=$3 __sgb_nd=$4 __sgb_p=$5
+if ! [[ $__sgb_n =~ ^[0-9]+$ && $__sgb_nd =~ ^[0-9]+$ && $__sgb_p =~ ^[0-9]+$ && $__sgb_m == /?* && $__sgb_d == /?* ]]; then
+	printf 'sandgate bulk: bad arguments\n' >&2
+	exit 2
+fi
+__sgb_shed=0
+__sgb_tmp=() __sgb_tgt=() __sgb_dirs=() __sgb_stage=() __sgb_first=()
+declare -A __sgb_okdir=()
+umask 022
+trap __sgb_exit EXIT
+
+__sgb_chunk() {
+	local -n __sgb_list=$1
+	shift
+	local -a c=()
+	local p n=0 rc=0
+	for p in "${__sgb_list[@]}"; do
+		if (( ${#c[@]} && n + ${#p} > 65536 )); then
+			"$@" -- "${c[@]}" || rc=1
+			c=() n=0
+		fi
+		c+=("$p")
+		n=$((n + ${#p} + 1))
+	done
+	if (( ${#c[@]} )); then
+		"$@" -- "${c[@]}" || rc=1
+	fi
+	return "$rc"
+}
+
+__sgb_exit() {
+	local rc=$?
+	if (( __sgb_shed == 2 || (__sgb_shed == 1 && rc != 0) )); then
+		__sgb_chunk __sgb_stage rm -rf 2>/dev/null
+		rm -f -- "$__sgb_m" "$__sgb_d" 2>/dev/null
+	fi
+	exit "$rc"
+}
+
+__sgb_unpack() {
+	local e wd=${__sgb_m%/*}
+	e=$(set -o pipefail; head -c "$__sgb_p" | tar -x -C / -f - --no-same-owner -m 2>&1) && return 0
+	wd=${wd:-/}
+	__sg_blocked "$wd" -
+	if ! [[ -d $wd && -w $wd && -x $wd ]]; then
+		e=$(mkdir -p -- "$wd" 2>&1 && { : >>"$__sgb_m"; } 2>&1) || __sg_fault 85 - "$(__sg_reason "$e")"
+	fi
+	__sg_fault 87 - "bulk bookkeeping did not arrive: $(__sg_reason "${e%%$'\n'*}")"
+}
+
+__sgb_load() {
+	local -a m=()
+	local i s t st prev= re='^\.sandgate-write-[0-9a-f]{16}$'
+	if [[ -f $__sgb_d ]]; then
+		mapfile -d '' -t __sgb_dirs <"$__sgb_d"
+	fi
+	if [[ -f $__sgb_m ]]; then
+		mapfile -d '' -t m <"$__sgb_m"
+	fi
+	for ((i = 0; i + 1 < ${#m[@]}; i += 2)); do
+		s=${m[i]} t=${m[i + 1]}
+		[[ $t == /?* && ${s##*/} == "${t##*/}" && ${s%/*/*} == "${t%/*}" ]] || break
+		st=${s%/*}
+		if [[ $st != "$prev" ]]; then
+			[[ ${st##*/} =~ $re ]] || break
+			__sgb_stage+=("$st")
+			__sgb_first+=("$((i / 2))")
+			prev=$st
+		fi
+		__sgb_tmp+=("$s")
+		__sgb_tgt+=("$t")
+	done
+	(( $1 == 0 || (${#m[@]} == 2 * __sgb_n && ${#__sgb_tgt[@]} == __sgb_n && ${#__sgb_dirs[@]} == __sgb_nd) ))
+}
+
+__sgb_blocked_members() {
+	local i d prev=
+	local -A seen=()
+	for ((i = 0; i < ${#__sgb_tgt[@]}; i++)); do
+		d=${__sgb_tgt[i]%/*}
+		d=${d:-/}
+		[[ $d == "$prev" ]] && continue
+		prev=$d
+		[[ -n ${seen[$d]-} ]] && continue
+		seen[$d]=1
+		__sg_blocked "$d" "$i"
+	done
+}
+
+__sgb_prepare() {
+	local i d k e
+	__sgb_blocked_members
+	if ! __sgb_chunk __sgb_dirs mkdir -p 2>/dev/null; then
+		for ((i = 0; i < __sgb_n; i++)); do
+			d=${__sgb_tgt[i]%/*}
+			[[ -d ${d:-/} ]] || __sg_mkdirs "${d:-/}" "$i"
+		done
+	fi
+	if ! __sgb_chunk __sgb_stage mkdir 2>/dev/null; then
+		for ((k = 0; k < ${#__sgb_stage[@]}; k++)); do
+			[[ -d ${__sgb_stage[k]} ]] && continue
+			if ! e=$(mkdir -- "${__sgb_stage[k]}" 2>&1); then
+				__sg_pathfault "${__sgb_stage[k]}" "${__sgb_first[k]}"
+				__sg_fault 85 "${__sgb_first[k]}" "$(__sg_reason "$e")"
+			fi
+		done
+	fi
+}
+
+__sgb_present() {
+	local i
+	for ((i = 0; i < __sgb_n; i++)); do
+		[[ -f ${__sgb_tmp[i]} ]] || __sg_fault 87 "$i" "temporary file missing"
+	done
+}
+
+__sgb_scan() {
+	local i t d
+	for ((i = $1; i < __sgb_n; i++)); do
+		t=${__sgb_tgt[i]}
+		[[ -d $t ]] && break
+		d=${t%/*}
+		d=${d:-/}
+		if [[ -z ${__sgb_okdir[$d]-} ]]; then
+			[[ -d $d && -w $d && -x $d ]] || break
+			__sgb_okdir[$d]=1
+		fi
+	done
+	__sgb_k=$i
+}
+
+__sgb_modes() {
+	local i j t m out
+	local -a all=() reg=() regi=() modes=() lst=()
+	local -A bym=()
+	for ((i = $1; i < $2; i++)); do
+		all+=("${__sgb_tmp[i]}")
+		t=${__sgb_tgt[i]}
+		if [[ -f $t && ! -L $t ]]; then
+			reg+=("$t")
+			regi+=("$i")
+		else
+			bym[644]+=" $i"
+		fi
+	done
+	(( ${#all[@]} )) || return 0
+	__sgb_chunk all touch -c 2>/dev/null
+	if (( ${#reg[@]} )); then
+		out=$(__sgb_chunk reg stat -c %a 2>/dev/null) || return 1
+		modes=($out)
+		(( ${#modes[@]} == ${#reg[@]} )) || return 1
+		for ((j = 0; j < ${#reg[@]}; j++)); do
+			[[ ${modes[j]} =~ ^[0-7]+$ ]] || return 1
+			bym[${modes[j]}]+=" ${regi[j]}"
+		done
+	fi
+	for m in "${!bym[@]}"; do
+		lst=()
+		for i in ${bym[$m]}; do
+			lst+=("${__sgb_tmp[i]}")
+		done
+		__sgb_chunk lst chmod "$m" 2>/dev/null || return 1
+	done
+}
+
+__sgb_move() {
+	local i=$1 j m st d
+	local -a srcs=()
+	while (( i < $2 )); do
+		st=${__sgb_tmp[i]%/*}
+		srcs=()
+		for ((j = i; j < $2; j++)); do
+			[[ ${__sgb_tmp[j]%/*} == "$st" ]] || break
+			srcs+=("${__sgb_tmp[j]}")
+		done
+		d=${__sgb_tgt[i]%/*}
+		if ! mv -f -t "${d:-/}" -- "${srcs[@]}" 2>/dev/null; then
+			for ((m = i; m < j; m++)); do
+				if [[ -e ${__sgb_tmp[m]} || -L ${__sgb_tmp[m]} ]]; then
+					__sg_land "${__sgb_tgt[m]}" "${__sgb_tmp[m]}" "$m"
+				fi
+			done
+		fi
+		i=$j
+	done
+}
+
+__sgb_land_all() {
+	local s=0 k i
+	while (( s < __sgb_n )); do
+		__sgb_scan "$s"
+		k=$__sgb_k
+		if __sgb_modes "$s" "$k"; then
+			__sgb_move "$s" "$k"
+		else
+			for ((i = s; i < k; i++)); do
+				__sg_land "${__sgb_tgt[i]}" "${__sgb_tmp[i]}" "$i"
+			done
+		fi
+		(( k < __sgb_n )) || return 0
+		touch -c -- "${__sgb_tmp[k]}" 2>/dev/null
+		__sg_land "${__sgb_tgt[k]}" "${__sgb_tmp[k]}" "$k"
+		s=$((k + 1))
+	done
+}
+
+__sgb_extract_rest() {
+	local e l r
+	e=$(tar -x -C / -f - --no-same-owner -m 2>&1) && return 0
+	__sgb_blocked_members
+	while IFS= read -r l; do
+		case ${l##*: } in
+		"Permission denied" | "Read-only file system" | "No space left on device" | "Disk quota exceeded" | "Wrote only "*)
+			__sg_fault 85 - "${l##*: }" ;;
+		esac
+	done <<<"$e"
+	r=${e%%$'\n'*}
+	__sg_fault 87 - "archive extraction failed: ${r##*: }"
+}
+`
+
+// The scripts' own lines after the libraries.
+const (
+	bulkPrepareMain = `__sgb_shed=1
+__sgb_unpack
+__sgb_load 1 || __sg_fault 87 - "bulk manifest missing or malformed"
+__sgb_prepare
+__sgb_shed=0
+`
+	bulkRenameMain = `__sgb_shed=1
+__sgb_load 1 || __sg_fault 87 - "bulk manifest missing or malformed"
+__sgb_present
+__sgb_land_all
+__sgb_shed=2
+`
+	bulkDiscardMain = `__sgb_shed=2
+__sgb_load 0
+__sgb_blocked_members
+for __sgb_x in "${__sgb_dirs[@]}"; do
+	[[ $__sgb_x == /* ]] && __sg_blocked "$__sgb_x" -
+done
+__sg_fault 87 - "bulk delivery incomplete"
+`
+	bulkOneShotMain = `__sgb_shed=1
+__sgb_unpack
+__sgb_load 1 || __sg_fault 87 - "bulk manifest missing or malformed"
+__sgb_prepare
+__sgb_extract_rest
+__sgb_present
+__sgb_land_all
+__sgb_shed=2
+`
+)
+
+// The whole scripts.
+const (
+	bulkPrepareScript = ShellLib + bulkLib + bulkPrepareMain
+	bulkRenameScript  = ShellLib + bulkLib + bulkRenameMain
+	bulkDiscardScript = ShellLib + bulkLib + bulkDiscardMain
+	bulkOneShotScript = ShellLib + bulkLib + bulkOneShotMain
+)
+
+// PrepareCmd is Docker's first exec, run before the archive PUT with
+// WritePrefix's bytes on stdin. It unpacks the manifest and dir list into
+// the workdir, refuses a blocked parent anywhere in the batch before
+// anything is made (ExitNotDirectory naming the lowest such member), then
+// creates every parent directory (new ones 0755) and every staging
+// directory as the sandbox's user (ExitNotWritable with the strerror text
+// when one cannot be made). A failure removes what it made and the
+// bookkeeping; success leaves them for the PUT and RenameCmd.
+func (b *BulkWrite) PrepareCmd() []string { return b.argv(bulkPrepareScript) }
+
+// RenameCmd is Docker's second exec, after a successful PUT of
+// WriteMembers at "/". It checks that every temporary file arrived before it
+// moves any (ExitShortDelivery otherwise, landing nothing), then lands the
+// members in order: a directory target (or a symlink to one) is
+// ExitIsDirectory, an existing regular target's mode is kept and a new file
+// lands 0644, and the first failure stops the run, removes every temporary
+// file not yet landed and the bookkeeping, and names that member. Members
+// landed before it stay landed. Success removes the bookkeeping too.
+func (b *BulkWrite) RenameCmd() []string { return b.argv(bulkRenameScript) }
+
+// DiscardCmd recovers from a delivery that failed (a PUT that broke half
+// way, or any step an adapter could not finish): it removes every temporary
+// file the manifest names and the bookkeeping, and always fails —
+// ExitNotDirectory naming the member whose parent chain is blocked, if one
+// is (a blocked parent is what a caller can act on), else
+// ExitShortDelivery.
+func (b *BulkWrite) DiscardCmd() []string { return b.argv(bulkDiscardScript) }
+
+// OneShotCmd is the whole batch in one exec (Kubernetes), with
+// WriteArchive's bytes on stdin: it unpacks the bookkeeping (the first
+// PrefixLen bytes), prepares as PrepareCmd does, extracts the members with
+// `tar -x -C /` (a failed or short extraction discards everything:
+// ExitNotDirectory for a blocked parent, ExitNotWritable for a refused
+// write, else ExitShortDelivery), and lands them as RenameCmd does. It may
+// exit before reading all of stdin; its exit code is the verdict.
+func (b *BulkWrite) OneShotCmd() []string { return b.argv(bulkOneShotScript) }
