@@ -13,6 +13,9 @@ func TestRowIDs(t *testing.T) {
 	t.Logf("%d rows", len(ids))
 	require.GreaterOrEqual(t, len(ids), 60, "the suite must keep at least 60 rows")
 	require.NoError(t, checkRowIDs(allRows()))
+	for id := range slowRows {
+		require.Contains(t, ids, id, "slowRows names a row that does not exist")
+	}
 	families := map[string]bool{}
 	for _, id := range ids {
 		fam, _, _ := strings.Cut(id, "/")

@@ -182,23 +182,46 @@ func pattern(needle string) string {
 	return q(needle[:h]) + q(needle[h:])
 }
 
+// procScan is a bash loop over every process of the sandbox but the
+// scanning shell itself, with builtins only (a fork costs milliseconds in a
+// container): in the body, $__p is the pid, $__st the fields of
+// /proc/PID/stat after the command name (state first, then ppid), $__args
+// the argv and $__cl the argv joined by spaces.
+func procScan(body string) string {
+	return `for __d in /proc/[0-9]*; do
+	__p=${__d#/proc/}
+	[ "$__p" = "$$" ] && continue
+	read -r __st 2>/dev/null < "$__d/stat" || continue
+	__st=${__st##*) }
+	mapfile -d '' -t __args 2>/dev/null < "$__d/cmdline" || continue
+	__cl="${__args[*]}"
+` + body + `
+done
+`
+}
+
 // liveProcs counts the sandbox's live (non-zombie) processes whose command
 // line contains needle.
 func liveProcs(t *testing.T, sb ports.Sandbox, needle string) int {
 	t.Helper()
 	script := `n=` + pattern(needle) + `; c=0
-for d in /proc/[0-9]*; do
-	[ "${d#/proc/}" = "$$" ] && continue
-	cl=$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null) || continue
-	case "$cl" in *"$n"*) ;; *) continue ;; esac
-	st=$(sed 's/^.*) //' "$d/stat" 2>/dev/null | cut -c1)
-	[ -n "$st" ] && [ "$st" != Z ] && c=$((c+1))
-done
-echo "$c"`
+` + procScan(`	case "$__cl" in *"$n"*) [ "${__st%% *}" != Z ] && c=$((c+1)) ;; esac`) + `echo "$c"`
 	var n int
 	_, err := fmt.Sscan(sh(t, sb, script), &n)
 	require.NoError(t, err)
 	return n
+}
+
+// octalPrintf is a printf command that prints b verbatim with one builtin
+// call (no fork per byte).
+func octalPrintf(b []byte) string {
+	var sb strings.Builder
+	sb.WriteString("printf '")
+	for _, c := range b {
+		fmt.Fprintf(&sb, "\\%03o", c)
+	}
+	sb.WriteString("'")
+	return sb.String()
 }
 
 // eventually polls cond every 100ms until it holds or d passes.
@@ -286,20 +309,4 @@ func requireNotWritable(t *testing.T, err error, reason string) {
 	var pe *sandbox.PathNotWritableError
 	require.ErrorAs(t, err, &pe)
 	require.Contains(t, pe.Reason, reason, "reason of %v", err)
-}
-
-// within runs f and requires it to return within d, so a call that hangs
-// fails the row with a clear message instead of the whole run.
-func within(t *testing.T, d time.Duration, what string, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	select {
-	case <-done:
-	case <-time.After(d):
-		t.Fatalf("%s did not return within %v", what, d)
-	}
 }

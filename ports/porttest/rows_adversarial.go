@@ -15,14 +15,9 @@ import (
 // keep-alive is matched by a pattern the script text does not contain, so
 // a wrapper carrying the command text is not spared by accident.
 var killOthers = `__keep=` + pattern("sleep 3600") + `
-for __d in /proc/[0-9]*; do
-	__p=${__d#/proc/}
-	{ [ "$__p" = 1 ] || [ "$__p" = "$$" ]; } && continue
-	__cl=$(tr '\0' ' ' < "$__d/cmdline" 2>/dev/null) || continue
+` + procScan(`	[ "$__p" = 1 ] && continue
 	case "$__cl" in *"$__keep"*) continue ;; esac
-	kill -9 "$__p" 2>/dev/null
-done
-`
+	kill -9 "$__p" 2>/dev/null`)
 
 // execAdversarialRows: C-EXEC-4, commands that attack the deadline
 // machinery. TimedOut must come from evidence outside the command's reach.

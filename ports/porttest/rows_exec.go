@@ -41,7 +41,7 @@ func execRows() []row {
 		}},
 		{"C-EXEC-1/binary-output-verbatim", func(t *testing.T, s *suite) {
 			sb := s.fresh(t)
-			res := exec(t, sb, sandbox.ExecRequest{Command: `for i in $(seq 0 255); do printf "\\$(printf %03o "$i")"; done; printf '\000\377' >&2`})
+			res := exec(t, sb, sandbox.ExecRequest{Command: octalPrintf(allBytes()) + `; printf '\000\377' >&2`})
 			require.Equal(t, 0, res.ExitCode, res.Stderr)
 			require.Equal(t, string(allBytes()), res.Stdout)
 			require.Equal(t, "\x00\xff", res.Stderr)
@@ -73,8 +73,10 @@ func execRows() []row {
 		}},
 		{"C-EXEC-3/timeout-rounds-up", func(t *testing.T, s *suite) {
 			sb := s.fresh(t)
-			// 1.1 s rounds up to 2 s: a 1.4 s command finishes inside it.
-			res, took := timed(t, sb, sandbox.ExecRequest{Command: "sleep 1.4; echo done", Timeout: 1100 * time.Millisecond})
+			// 1.001 s rounds up to 2 s: a 1.05 s command finishes inside it
+			// (with the margin an exec round trip needs, CONTRACT C-EXEC-4's
+			// known limits), where an unrounded deadline would strike.
+			res, took := timed(t, sb, sandbox.ExecRequest{Command: "sleep 1.05; echo done", Timeout: 1001 * time.Millisecond})
 			require.False(t, res.TimedOut, "stderr %q", res.Stderr)
 			require.Equal(t, "done\n", res.Stdout)
 			require.Equal(t, 0, res.ExitCode)

@@ -116,19 +116,23 @@ kill "KILL", @k; waitpid($_, 0) for @k;'`)
 }
 
 // requireWritablePaths requires every path in dirs to take a shell write, a
-// WriteFile and a WriteFiles member (bulk writes need volumes, not tmpfs,
-// on a read-only root: C-HARD-4).
+// WriteFile, a WriteFiles batch of its own, and all of them one batch
+// spanning every dir (bulk writes need volumes, not tmpfs, on a read-only
+// root: C-HARD-4).
 func requireWritablePaths(t *testing.T, sb ports.Sandbox, dirs []string) {
 	t.Helper()
-	var batch []sandbox.FileWrite
+	var span []sandbox.FileWrite
 	for _, d := range dirs {
 		sh(t, sb, "touch "+q(d+"/by-shell"))
 		require.NoError(t, sb.WriteFile(ctx(t), d+"/by-write", []byte("w")), d)
-		batch = append(batch, sandbox.FileWrite{Path: d + "/bulk/by-bulk", Data: []byte("b")})
+		one := sandbox.FileWrite{Path: d + "/bulk/by-bulk", Data: []byte("b")}
+		require.NoError(t, sb.WriteFiles(ctx(t), []sandbox.FileWrite{one}), "a batch inside %s", d)
+		require.Equal(t, "b", string(readBack(t, sb, one.Path)))
+		span = append(span, sandbox.FileWrite{Path: d + "/span/by-bulk", Data: []byte("s")})
 	}
-	require.NoError(t, sb.WriteFiles(ctx(t), batch))
-	for _, f := range batch {
-		require.Equal(t, "b", string(readBack(t, sb, f.Path)))
+	require.NoError(t, sb.WriteFiles(ctx(t), span), "a batch spanning %v", dirs)
+	for _, f := range span {
+		require.Equal(t, "s", string(readBack(t, sb, f.Path)))
 	}
 }
 

@@ -347,12 +347,10 @@ type proc struct {
 // listProcs reads every process of the sandbox (pid, ppid, state, argv).
 func listProcs(t *testing.T, sb ports.Sandbox) []proc {
 	t.Helper()
-	out := sh(t, sb, `for d in /proc/[0-9]*; do
-	st=$(sed 's/^.*) //' "$d/stat" 2>/dev/null) || continue
-	cl=$(tr '\0\n' '\001\002' < "$d/cmdline" 2>/dev/null) || continue
-	set -- $st
-	printf '%s\t%s\t%s\t%s\n' "${d#/proc/}" "$2" "$1" "${cl%$'\001'}"
-done`)
+	out := sh(t, sb, procScan(`	__old=$IFS; IFS=$'\001'; __j="${__args[*]}"; IFS=$__old
+	__j=${__j//$'\n'/$'\002'}
+	set -- $__st
+	printf '%s\t%s\t%s\t%s\n' "$__p" "$2" "$1" "$__j"`))
 	var procs []proc
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.SplitN(line, "\t", 4)

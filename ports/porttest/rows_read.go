@@ -15,9 +15,9 @@ import (
 )
 
 // readFixtures makes every kind of path a read can meet, under /workspace/r.
-const readFixtures = `set -e
+var readFixtures = `set -e
 mkdir -p /workspace/r/dir /workspace/r/blk2
-for i in $(seq 0 255); do printf "\\$(printf %03o "$i")"; done > /workspace/r/all-bytes
+` + octalPrintf(allBytes()) + ` > /workspace/r/all-bytes
 : > /workspace/r/empty
 mkfifo /workspace/r/fifo
 perl -MSocket -e 'socket(my $s, PF_UNIX, SOCK_STREAM, 0) or die $!; bind($s, pack_sockaddr_un("/workspace/r/sock")) or die $!'

@@ -1,0 +1,225 @@
+//go:build integration
+
+package docker_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/build"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/jsonmessage"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/adapters/docker"
+	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/ports"
+	"github.com/sandgate/sandgate/ports/porttest"
+)
+
+// Test labels: every container this test creates carries testLabel, and
+// runLabel tells this run's containers from a concurrent run's, so the
+// cleanup never touches what it did not create.
+const (
+	testLabel    = "dev.sandgate.test"
+	runLabel     = "dev.sandgate.test.run"
+	nonRootImage = "sandgate-porttest/nonroot:1"
+	nonRootUID   = 1000
+)
+
+// nonRootDockerfile is the NonRootImage the suite needs: the base image
+// with a uid-1000 user that owns the default workdir.
+const nonRootDockerfile = `ARG BASE
+FROM ${BASE}
+RUN useradd -u 1000 -m -s /bin/bash sandbox && mkdir -p /workspace && chown 1000:1000 /workspace
+USER 1000
+WORKDIR /workspace
+`
+
+// TestConformance runs the whole sandbox conformance suite against the
+// Docker engine DOCKER_HOST names. Without an engine it skips, except under
+// CI=true, where that is a failure.
+func TestConformance(t *testing.T) {
+	cli := engine(t)
+	base := os.Getenv("SANDGATE_TEST_IMAGE")
+	if base == "" {
+		base = "debian:bookworm"
+	}
+	c, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if _, err := cli.ImageInspect(c, base); err != nil {
+		unavailable(t, fmt.Sprintf("base image %s: %v (build it with build/ensure-docker)", base, err))
+	}
+	buildNonRoot(t, cli, base)
+
+	labels := map[string]string{testLabel: "1", runLabel: randomHex(t)}
+	t.Cleanup(func() { removeLabelled(t, cli, labels) })
+	newProvider := func(r ports.GateTokenRevoker) ports.Provider {
+		p, err := docker.NewFromEnv(docker.Options{Labels: labels, Revoker: r})
+		require.NoError(t, err)
+		return p
+	}
+	porttest.Run(t, porttest.Harness{
+		Provider:     newProvider(nil),
+		Image:        base,
+		NonRootImage: nonRootImage,
+		NonRootUID:   nonRootUID,
+		Caps: porttest.Capabilities{
+			EnforcesPidsLimit: true,
+			ClampsCPU:         true,
+			ExportsStopped:    true,
+			StopsSandboxes:    true,
+			PullsImages:       true,
+			RunsInit:          true,
+		},
+		WithRevoker: newProvider,
+		Stop: func(ctx context.Context, sid domain.ID) error {
+			timeout := 1
+			return cli.ContainerStop(ctx, sandbox.DockerName(sid.String()), container.StopOptions{Timeout: &timeout})
+		},
+		Foreign: func(ctx context.Context, sid domain.ID) (porttest.ForeignHolder, error) {
+			return createForeign(ctx, cli, base, sandbox.DockerName(sid.String()), labels)
+		},
+	})
+}
+
+// engine connects to the daemon and checks that it answers.
+func engine(t *testing.T) *client.Client {
+	t.Helper()
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		unavailable(t, fmt.Sprintf("docker client: %v", err))
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(c); err != nil {
+		unavailable(t, fmt.Sprintf("no docker engine answers: %v", err))
+	}
+	return cli
+}
+
+// unavailable skips a run that cannot reach its infrastructure, and fails
+// it under CI=true, where the infrastructure is part of the test.
+func unavailable(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatal(why)
+	}
+	t.Skip(why)
+}
+
+// buildNonRoot builds nonRootImage from base with the classic builder (no
+// BuildKit here), never pulling.
+func buildNonRoot(t *testing.T, cli *client.Client, base string) {
+	t.Helper()
+	var ctxTar bytes.Buffer
+	tw := tar.NewWriter(&ctxTar)
+	require.NoError(t, tw.WriteHeader(&tar.Header{Name: "Dockerfile", Mode: 0o644, Size: int64(len(nonRootDockerfile))}))
+	_, err := tw.Write([]byte(nonRootDockerfile))
+	require.NoError(t, err)
+	require.NoError(t, tw.Close())
+
+	c, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	resp, err := cli.ImageBuild(c, &ctxTar, build.ImageBuildOptions{
+		Tags:        []string{nonRootImage},
+		BuildArgs:   map[string]*string{"BASE": &base},
+		Remove:      true,
+		ForceRemove: true,
+		Version:     build.BuilderV1,
+		Labels:      map[string]string{testLabel: "1"},
+	})
+	require.NoError(t, err, "build %s", nonRootImage)
+	defer resp.Body.Close()
+	var log bytes.Buffer
+	require.NoError(t, jsonmessage.DisplayJSONMessagesStream(resp.Body, &log, 0, false, nil),
+		"build %s:\n%s", nonRootImage, log.String())
+}
+
+// removeLabelled removes every container of this run, failing the test if
+// the suite left any behind (rows reap what they create).
+func removeLabelled(t *testing.T, cli *client.Client, labels map[string]string) {
+	t.Helper()
+	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	f := filters.NewArgs()
+	for k, v := range labels {
+		f.Add("label", k+"="+v)
+	}
+	left, err := cli.ContainerList(c, container.ListOptions{All: true, Filters: f})
+	require.NoError(t, err)
+	var names []string
+	for _, ctr := range left {
+		names = append(names, strings.Join(ctr.Names, ","))
+		if err := cli.ContainerRemove(c, ctr.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
+			t.Errorf("remove %s: %v", ctr.ID, err)
+		}
+	}
+	if len(names) > 0 && !t.Failed() {
+		t.Errorf("the suite left %d labelled containers behind: %v", len(names), names)
+	}
+}
+
+// foreign is a container holding a sandbox's name without the ownership
+// label (C-PROV-5).
+type foreign struct {
+	cli *client.Client
+	id  string
+}
+
+func createForeign(ctx context.Context, cli *client.Client, image, name string, labels map[string]string) (*foreign, error) {
+	created, err := cli.ContainerCreate(ctx, &container.Config{
+		Image:      image,
+		Entrypoint: []string{"/bin/bash", "-c", "while :; do sleep 3600; done"},
+		Labels:     labels,
+	}, &container.HostConfig{NetworkMode: "none"}, nil, nil, name)
+	if err != nil {
+		return nil, fmt.Errorf("create foreign %s: %w", name, err)
+	}
+	f := &foreign{cli: cli, id: created.ID}
+	if err := cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
+		_ = f.Remove(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("start foreign %s: %w", name, err)
+	}
+	return f, nil
+}
+
+// Exists implements porttest.ForeignHolder.
+func (f *foreign) Exists(ctx context.Context) (bool, error) {
+	_, err := f.cli.ContainerInspect(ctx, f.id)
+	if cerrdefs.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Remove implements porttest.ForeignHolder.
+func (f *foreign) Remove(ctx context.Context) error {
+	err := f.cli.ContainerRemove(ctx, f.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	if cerrdefs.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+func randomHex(t *testing.T) string {
+	t.Helper()
+	var b [6]byte
+	_, err := io.ReadFull(rand.Reader, b[:])
+	require.NoError(t, err)
+	return hex.EncodeToString(b[:])
+}
