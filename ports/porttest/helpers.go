@@ -134,20 +134,28 @@ func readBack(t *testing.T, sb ports.Sandbox, p string) []byte {
 // filesystem and every writable or special mount a write row touches.
 var residueDirs = []string{"/", sandbox.DefaultWorkdir, "/tmp", "/mnt", "/dev", "/etc"}
 
-// noResidue requires that no temporary write file exists under the usual
-// places and the extra dirs (C-WRITE-2). find runs with -xdev per dir, so
-// every mount is searched once and /proc is never walked.
-func noResidue(t *testing.T, sb ports.Sandbox, extra ...string) {
+// residue lists (sorted, once each) the temporary write files under the usual places and the
+// extra dirs. find runs with -xdev per dir, so every mount is searched once
+// and /proc is never walked.
+func residue(t *testing.T, sb ports.Sandbox, extra ...string) string {
 	t.Helper()
 	dirs := append(slices.Clone(residueDirs), extra...)
 	var b strings.Builder
-	b.WriteString("for d in")
+	b.WriteString("command -v find >/dev/null || exit 3; for d in")
 	for _, d := range dirs {
 		b.WriteString(" " + q(d))
 	}
-	b.WriteString("; do [ -d \"$d\" ] && find \"$d\" -xdev -name " + q(sandbox.TempPrefix+"*") + " -print; done 2>/dev/null; true")
-	out := sh(t, sb, b.String())
-	require.Empty(t, strings.TrimSpace(out), "temporary write files left behind")
+	b.WriteString("; do [ -d \"$d\" ] && find \"$d\" -xdev -name " + q(sandbox.TempPrefix+"*") + " -print 2>/dev/null; done; true")
+	// A dir on the root filesystem is found by both "/" and its own find.
+	found := strings.Split(strings.TrimSpace(sh(t, sb, b.String())), "\n")
+	slices.Sort(found)
+	return strings.Join(slices.Compact(found), "\n")
+}
+
+// noResidue requires that no temporary write file is left (C-WRITE-2).
+func noResidue(t *testing.T, sb ports.Sandbox, extra ...string) {
+	t.Helper()
+	require.Empty(t, residue(t, sb, extra...), "temporary write files left behind")
 }
 
 // requireNotFound requires err to be ErrNotFound.

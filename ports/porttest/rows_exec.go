@@ -73,16 +73,19 @@ func execRows() []row {
 		}},
 		{"C-EXEC-3/timeout-rounds-up", func(t *testing.T, s *suite) {
 			sb := s.fresh(t)
-			// 1.001 s rounds up to 2 s: a 1.05 s command finishes inside it
-			// (with the margin an exec round trip needs, CONTRACT C-EXEC-4's
-			// known limits), where an unrounded deadline would strike.
-			res, took := timed(t, sb, sandbox.ExecRequest{Command: "sleep 1.05; echo done", Timeout: 1001 * time.Millisecond})
-			require.False(t, res.TimedOut, "stderr %q", res.Stderr)
-			require.Equal(t, "done\n", res.Stdout)
-			require.Equal(t, 0, res.ExitCode)
+			// 1.001 s rounds up to 2 s: the command is still alive at 1.5 s
+			// (its own clock), and the kill cannot come before 2 s. Both
+			// bounds hold however loaded the machine is; a margin between a
+			// short command and its deadline would not.
+			res, took := timed(t, sb, sandbox.ExecRequest{Command: "sleep 1.5; echo past; sleep 30", Timeout: 1001 * time.Millisecond})
+			require.True(t, res.TimedOut)
+			require.Equal(t, "past\n", res.Stdout, "killed before the rounded-up deadline")
+			require.GreaterOrEqual(t, took, 2*time.Second)
+			requireReturnedBy(t, took, 2*time.Second)
 			// And 1 ms rounds up to 1 s, still a deadline.
 			res, took = timed(t, sb, sandbox.ExecRequest{Command: "sleep 30", Timeout: time.Millisecond})
 			require.True(t, res.TimedOut)
+			require.GreaterOrEqual(t, took, time.Second)
 			requireReturnedBy(t, took, time.Second)
 		}},
 		{"C-EXEC-3/group-kill-includes-grandchildren", func(t *testing.T, s *suite) {

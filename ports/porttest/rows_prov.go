@@ -204,6 +204,7 @@ func provRows() []row {
 				}
 			}
 			require.NotNil(t, keepAlive, "no process runs the keep-alive %q", want)
+			require.Positive(t, liveProcs(t, sb, "sleep 3600"), "the process scan must see the keep-alive's sleep")
 			if s.h.Caps.RunsInit {
 				require.NotEqual(t, 1, keepAlive.pid, "PID 1 must be an init, not the keep-alive")
 				require.Equal(t, 1, keepAlive.ppid, "the keep-alive must be the init's child")

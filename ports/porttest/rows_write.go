@@ -78,6 +78,7 @@ func writeRows() []row {
 				tmp = names[1]
 			}
 			require.Regexp(t, tempName, tmp)
+			require.Equal(t, path.Join(dir, tmp), residue(t, sb, dir), "the residue check must see a write in flight")
 			g.release()
 			require.NoError(t, <-done)
 			require.Equal(t, sha(payload(128<<10, 9)), sha(readBack(t, sb, p)))
