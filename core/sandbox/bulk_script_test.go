@@ -92,9 +92,9 @@ var bulkFlows = []struct {
 	{"oneshot", oneShotFlow},
 }
 
-// requireNoResidue fails if any .sandgate-write-* name is left under root,
+// requireNoBulkResidue fails if any .sandgate-write-* name is left under root,
 // outside the directories in except.
-func requireNoResidue(t *testing.T, root string, except ...string) {
+func requireNoBulkResidue(t *testing.T, root string, except ...string) {
 	t.Helper()
 	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		require.NoError(t, err)
@@ -188,7 +188,7 @@ func TestBulkScriptsLand(t *testing.T) {
 			st, err := os.Stat(p("top/bin.dat"))
 			require.NoError(t, err)
 			require.True(t, st.ModTime().After(start), "a landed file carries the time it landed, not the archive's epoch")
-			requireNoResidue(t, root)
+			requireNoBulkResidue(t, root)
 		})
 	}
 }
@@ -222,7 +222,7 @@ func TestBulkScriptsHostileNames(t *testing.T) {
 			}
 			requireAbsent(t, filepath.Join(root, "pwned"))
 			requireAbsent(t, "pwned")
-			requireNoResidue(t, root)
+			requireNoBulkResidue(t, root)
 		})
 	}
 }
@@ -448,7 +448,7 @@ func TestBulkScriptsFaults(t *testing.T) {
 				for _, d := range tc.stuck {
 					stuck = append(stuck, p(d))
 				}
-				requireNoResidue(t, root, stuck...)
+				requireNoBulkResidue(t, root, stuck...)
 			})
 		}
 	}
@@ -468,7 +468,7 @@ func TestBulkScriptsShortDelivery(t *testing.T) {
 		for _, n := range []string{"d/a", "d/b", "e/c"} {
 			requireAbsent(t, filepath.Join(root, n))
 		}
-		requireNoResidue(t, root)
+		requireNoBulkResidue(t, root)
 	}
 	t.Run("temp missing before the rename", func(t *testing.T) {
 		t.Parallel()
@@ -546,7 +546,7 @@ func TestBulkScriptsDiscardFindsBlockedParent(t *testing.T) {
 	require.ErrorContains(t, err, p("late/q/b"))
 	requireAbsent(t, p("ok/a"))
 	requireFileIs(t, p("late/q"), []byte("blocker"), 0o644)
-	requireNoResidue(t, root)
+	requireNoBulkResidue(t, root)
 
 	// Without a manifest the dir list still finds the blocker, naming no
 	// member.
@@ -554,7 +554,7 @@ func TestBulkScriptsDiscardFindsBlockedParent(t *testing.T) {
 	require.NoError(t, os.WriteFile(b2.DirList, b2.DirListBytes(), 0o644))
 	res = runArgv(t, shellRun{}, b2.DiscardCmd(), nil)
 	requireFault(t, res, ExitNotDirectory, "-")
-	requireNoResidue(t, root)
+	requireNoBulkResidue(t, root)
 }
 
 func TestBulkScriptsDistrustTheirInputs(t *testing.T) {

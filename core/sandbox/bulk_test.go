@@ -276,10 +276,10 @@ func TestBulkArchiveStreamsData(t *testing.T) {
 	require.Equal(t, []byte("changed!"), bodies[2], "the plan keeps the caller's slice, it does not copy it")
 }
 
-// failWriter fails once more than n bytes were written.
-type failWriter struct{ n int }
+// bulkFailWriter fails once more than n bytes were written.
+type bulkFailWriter struct{ n int }
 
-func (w *failWriter) Write(p []byte) (int, error) {
+func (w *bulkFailWriter) Write(p []byte) (int, error) {
 	if len(p) > w.n {
 		return 0, errors.New("broken pipe")
 	}
@@ -293,10 +293,10 @@ func TestBulkArchiveWriteErrors(t *testing.T) {
 	b, err := planBulk("/w", []FileWrite{{Path: "/w/a", Data: big}, {Path: "/w/b", Data: big}}, 1)
 	require.NoError(t, err)
 	for _, n := range []int{0, 100 << 10, 300 << 10} {
-		require.ErrorContains(t, b.WriteArchive(&failWriter{n: n}), "broken pipe", n)
+		require.ErrorContains(t, b.WriteArchive(&bulkFailWriter{n: n}), "broken pipe", n)
 	}
-	require.ErrorContains(t, b.WritePrefix(&failWriter{}), "broken pipe")
-	require.ErrorContains(t, b.WriteMembers(&failWriter{n: 400 << 10}), "broken pipe")
+	require.ErrorContains(t, b.WritePrefix(&bulkFailWriter{}), "broken pipe")
+	require.ErrorContains(t, b.WriteMembers(&bulkFailWriter{n: 400 << 10}), "broken pipe")
 }
 
 func TestBulkClassify(t *testing.T) {
