@@ -164,7 +164,7 @@ image_busybox() {
 		chown _apt "$work" 2>/dev/null || true
 		(cd "$work" && apt-get download -q busybox-static) >/dev/null
 		dpkg-deb -x "$work"/busybox-static_*.deb "$work/pkg"
-		mkdir -p "$root"/{bin,etc,root,tmp,home,var/spool/mail,usr/sbin}
+		mkdir -p "$root"/{bin,etc,root,tmp,home,var/spool/mail}
 		chmod 1777 "$root/tmp"
 		chmod 0700 "$root/root"
 		install -m 0755 "$work/pkg/bin/busybox" "$root/bin/busybox"
