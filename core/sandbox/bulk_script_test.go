@@ -26,6 +26,40 @@ type bulkRun struct {
 	sh      shellRun
 	rename  *shellRun
 	between func(t *testing.T, b *BulkWrite)
+	engine  bulkEngine
+}
+
+// bulkEngine is how bulkLib does its per-member work: with perl, as in a
+// Debian image, or with bash alone, for an image without perl (a PATH that
+// holds every tool the scripts use but perl).
+type bulkEngine struct {
+	name string
+	env  []string
+}
+
+// bulkEngines returns both engines.
+func bulkEngines(t *testing.T) []bulkEngine {
+	t.Helper()
+	return []bulkEngine{{name: "perl"}, {name: "bash", env: []string{"PATH=" + perlFreeBin(t)}}}
+}
+
+// perlFreeBin is a directory holding every tool the bulk scripts and the
+// tests' wrappers use, but perl, to be the whole PATH.
+func perlFreeBin(t *testing.T) string {
+	t.Helper()
+	bin := sharedTempDir(t)
+	for _, tool := range []string{"head", "tar", "mkdir", "mv", "rm", "chmod", "stat", "touch", "mount", "setpriv"} {
+		p, err := exec.LookPath(tool)
+		require.NoError(t, err)
+		require.NoError(t, os.Symlink(p, filepath.Join(bin, tool)))
+	}
+	return bin
+}
+
+// with returns sh running under the engine.
+func (e bulkEngine) with(sh shellRun) shellRun {
+	sh.env = append(slices.Clone(sh.env), e.env...)
+	return sh
 }
 
 // runArgv runs one of the plan's commands with stdin.
@@ -60,7 +94,8 @@ func putArchive(t *testing.T, data []byte) bool {
 // (or, if the PUT failed, the discard exec).
 func dockerFlow(t *testing.T, b *BulkWrite, r bulkRun) shellResult {
 	t.Helper()
-	res := runArgv(t, r.sh, b.PrepareCmd(), archiveBytes(t, func(w *bytes.Buffer) error { return b.WritePrefix(w) }))
+	sh := r.engine.with(r.sh)
+	res := runArgv(t, sh, b.PrepareCmd(), archiveBytes(t, func(w *bytes.Buffer) error { return b.WritePrefix(w) }))
 	if res.code != 0 {
 		return res
 	}
@@ -69,11 +104,10 @@ func dockerFlow(t *testing.T, b *BulkWrite, r bulkRun) shellResult {
 		r.between(t, b)
 	}
 	if !ok {
-		return runArgv(t, r.sh, b.DiscardCmd(), nil)
+		return runArgv(t, sh, b.DiscardCmd(), nil)
 	}
-	sh := r.sh
 	if r.rename != nil {
-		sh = *r.rename
+		sh = r.engine.with(*r.rename)
 	}
 	return runArgv(t, sh, b.RenameCmd(), nil)
 }
@@ -81,7 +115,29 @@ func dockerFlow(t *testing.T, b *BulkWrite, r bulkRun) shellResult {
 // oneShotFlow is Kubernetes' WriteFiles: one exec with the archive on stdin.
 func oneShotFlow(t *testing.T, b *BulkWrite, r bulkRun) shellResult {
 	t.Helper()
-	return runArgv(t, r.sh, b.OneShotCmd(), archiveBytes(t, func(w *bytes.Buffer) error { return b.WriteArchive(w) }))
+	return runArgv(t, r.engine.with(r.sh), b.OneShotCmd(), archiveBytes(t, func(w *bytes.Buffer) error { return b.WriteArchive(w) }))
+}
+
+// forFlows runs body as a parallel subtest per backend flow (all of them, or
+// those named in only) and engine; run is that flow under that engine.
+func forFlows(t *testing.T, only []string, body func(t *testing.T, run func(t *testing.T, b *BulkWrite, r bulkRun) shellResult)) {
+	t.Helper()
+	engines := bulkEngines(t)
+	for _, flow := range bulkFlows {
+		if only != nil && !slices.Contains(only, flow.name) {
+			continue
+		}
+		for _, e := range engines {
+			t.Run(flow.name+"/"+e.name, func(t *testing.T) {
+				t.Parallel()
+				body(t, func(t *testing.T, b *BulkWrite, r bulkRun) shellResult {
+					t.Helper()
+					r.engine = e
+					return flow.run(t, b, r)
+				})
+			})
+		}
+	}
 }
 
 var bulkFlows = []struct {
@@ -147,9 +203,8 @@ func TestBulkScriptsLand(t *testing.T) {
 	for i := range bin {
 		bin[i] = byte(i * 7)
 	}
-	for _, flow := range bulkFlows {
-		t.Run(flow.name, func(t *testing.T) {
-			t.Parallel()
+	forFlows(t, nil, func(t *testing.T, run func(t *testing.T, b *BulkWrite, r bulkRun) shellResult) {
+		{
 			root, wd := bulkCase(t, "exist/script.sh", "exist/plain", "pointee", "top/")
 			require.NoError(t, os.Chmod(filepath.Join(root, "exist/script.sh"), 0o755))
 			require.NoError(t, os.Chmod(filepath.Join(root, "exist/plain"), 0o600))
@@ -168,7 +223,7 @@ func TestBulkScriptsLand(t *testing.T) {
 			}
 			b := planIn(t, wd, files...)
 			start := time.Now().Add(-time.Minute)
-			res := flow.run(t, b, bulkRun{sh: shellRun{setup: "umask 077"}})
+			res := run(t, b, bulkRun{sh: shellRun{setup: "umask 077"}})
 			require.Equal(t, 0, res.code, res.stderr)
 			require.NoError(t, b.Classify(res.code, res.stderr))
 			requireFileIs(t, p("new/a/b/deep.txt"), []byte("deep"), 0o644)
@@ -189,8 +244,8 @@ func TestBulkScriptsLand(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, st.ModTime().After(start), "a landed file carries the time it landed, not the archive's epoch")
 			requireNoResidue(t, root)
-		})
-	}
+		}
+	})
 }
 
 func TestBulkScriptsHostileNames(t *testing.T) {
@@ -206,16 +261,15 @@ func TestBulkScriptsHostileNames(t *testing.T) {
 		strings.Repeat("long-", 40) + "/" + strings.Repeat("n", 200),
 		"sandgate-fault:82:0:x/y",
 	}
-	for _, flow := range bulkFlows {
-		t.Run(flow.name, func(t *testing.T) {
-			t.Parallel()
+	forFlows(t, nil, func(t *testing.T, run func(t *testing.T, b *BulkWrite, r bulkRun) shellResult) {
+		{
 			root, wd := bulkCase(t)
 			var files []FileWrite
 			for _, n := range names {
 				files = append(files, FileWrite{Path: filepath.Join(root, n), Data: []byte(n)})
 			}
 			b := planIn(t, wd, files...)
-			res := flow.run(t, b, bulkRun{})
+			res := run(t, b, bulkRun{})
 			require.Equal(t, 0, res.code, res.stderr)
 			for _, n := range names {
 				requireFileIs(t, filepath.Join(root, n), []byte(n), 0o644)
@@ -223,8 +277,8 @@ func TestBulkScriptsHostileNames(t *testing.T) {
 			requireAbsent(t, filepath.Join(root, "pwned"))
 			requireAbsent(t, "pwned")
 			requireNoResidue(t, root)
-		})
-	}
+		}
+	})
 }
 
 // bulkFaultCase is a batch that fails: the tree it meets, how it runs, and
@@ -407,12 +461,9 @@ var bulkFaultCases = []bulkFaultCase{
 func TestBulkScriptsFaults(t *testing.T) {
 	t.Parallel()
 	for _, tc := range bulkFaultCases {
-		for _, flow := range bulkFlows {
-			if tc.flows != nil && !slices.Contains(tc.flows, flow.name) {
-				continue
-			}
-			t.Run(tc.name+"/"+flow.name, func(t *testing.T) {
-				t.Parallel()
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			forFlows(t, tc.flows, func(t *testing.T, run func(t *testing.T, b *BulkWrite, r bulkRun) shellResult) {
 				root, _ := bulkCase(t, tc.tree...)
 				p := func(n string) string { return filepath.Join(root, n) }
 				if tc.prep != nil {
@@ -427,7 +478,7 @@ func TestBulkScriptsFaults(t *testing.T) {
 				if tc.run != nil {
 					r = tc.run(root)
 				}
-				res := flow.run(t, b, r)
+				res := run(t, b, r)
 				f := requireFault(t, res, tc.code, tc.member)
 				require.True(t, strings.HasPrefix(f.Reason, tc.reason), "reason %q", f.Reason)
 				err := b.Classify(res.code, res.stderr)
@@ -450,12 +501,21 @@ func TestBulkScriptsFaults(t *testing.T) {
 				}
 				requireNoResidue(t, root, stuck...)
 			})
-		}
+		})
 	}
 }
 
 func TestBulkScriptsShortDelivery(t *testing.T) {
 	t.Parallel()
+	for _, e := range bulkEngines(t) {
+		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
+			testShortDelivery(t, e)
+		})
+	}
+}
+
+func testShortDelivery(t *testing.T, e bulkEngine) {
 	files := func(root string) []FileWrite {
 		return []FileWrite{
 			{Path: filepath.Join(root, "d/a"), Data: []byte("a")},
@@ -474,7 +534,7 @@ func TestBulkScriptsShortDelivery(t *testing.T) {
 		t.Parallel()
 		root, wd := bulkCase(t)
 		b := planIn(t, wd, files(root)...)
-		res := dockerFlow(t, b, bulkRun{between: func(t *testing.T, b *BulkWrite) {
+		res := dockerFlow(t, b, bulkRun{engine: e, between: func(t *testing.T, b *BulkWrite) {
 			require.NoError(t, os.Remove(b.members[2].temp))
 		}})
 		f := requireFault(t, res, ExitShortDelivery, "2")
@@ -486,10 +546,10 @@ func TestBulkScriptsShortDelivery(t *testing.T) {
 		t.Parallel()
 		root, wd := bulkCase(t)
 		b := planIn(t, wd, files(root)...)
-		require.Equal(t, 0, runArgv(t, shellRun{}, b.PrepareCmd(), archiveBytes(t, func(w *bytes.Buffer) error { return b.WritePrefix(w) })).code)
+		require.Equal(t, 0, runArgv(t, e.with(shellRun{}), b.PrepareCmd(), archiveBytes(t, func(w *bytes.Buffer) error { return b.WritePrefix(w) })).code)
 		members := archiveBytes(t, func(w *bytes.Buffer) error { return b.WriteMembers(w) })
 		require.False(t, putArchive(t, members[:len(members)/2]))
-		res := runArgv(t, shellRun{}, b.DiscardCmd(), nil)
+		res := runArgv(t, e.with(shellRun{}), b.DiscardCmd(), nil)
 		requireFault(t, res, ExitShortDelivery, "-")
 		require.ErrorIs(t, b.Classify(res.code, res.stderr), ErrShortDelivery)
 		requireNothing(t, root)
@@ -499,7 +559,7 @@ func TestBulkScriptsShortDelivery(t *testing.T) {
 		root, wd := bulkCase(t)
 		b := planIn(t, wd, files(root)...)
 		archive := archiveBytes(t, func(w *bytes.Buffer) error { return b.WriteArchive(w) })
-		res := runArgv(t, shellRun{}, b.OneShotCmd(), archive[:int(b.PrefixLen())+(len(archive)-int(b.PrefixLen()))/2])
+		res := runArgv(t, e.with(shellRun{}), b.OneShotCmd(), archive[:int(b.PrefixLen())+(len(archive)-int(b.PrefixLen()))/2])
 		f := requireFault(t, res, ExitShortDelivery, "-")
 		require.Contains(t, f.Reason, "archive extraction failed")
 		requireNothing(t, root)
@@ -510,7 +570,7 @@ func TestBulkScriptsShortDelivery(t *testing.T) {
 		b := planIn(t, wd, files(root)...)
 		archive := archiveBytes(t, func(w *bytes.Buffer) error { return b.WriteArchive(w) })
 		for _, n := range []int{0, 700, int(b.PrefixLen()) - 512} {
-			res := runArgv(t, shellRun{}, b.OneShotCmd(), archive[:n])
+			res := runArgv(t, e.with(shellRun{}), b.OneShotCmd(), archive[:n])
 			requireFault(t, res, ExitShortDelivery, "-")
 			requireNothing(t, root)
 		}
@@ -519,7 +579,7 @@ func TestBulkScriptsShortDelivery(t *testing.T) {
 		t.Parallel()
 		root, wd := bulkCase(t)
 		b := planIn(t, wd, files(root)...)
-		res := runArgv(t, shellRun{}, b.DiscardCmd(), nil)
+		res := runArgv(t, e.with(shellRun{}), b.DiscardCmd(), nil)
 		requireFault(t, res, ExitShortDelivery, "-")
 		requireNothing(t, root)
 	})
@@ -527,19 +587,28 @@ func TestBulkScriptsShortDelivery(t *testing.T) {
 
 func TestBulkScriptsDiscardFindsBlockedParent(t *testing.T) {
 	t.Parallel()
+	for _, e := range bulkEngines(t) {
+		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
+			testDiscardFindsBlockedParent(t, e)
+		})
+	}
+}
+
+func testDiscardFindsBlockedParent(t *testing.T, e bulkEngine) {
 	root, wd := bulkCase(t, "ok/")
 	p := func(n string) string { return filepath.Join(root, n) }
 	b := planIn(t, wd,
 		FileWrite{Path: p("ok/a"), Data: []byte("a")},
 		FileWrite{Path: p("late/q/b"), Data: []byte("b")},
 	)
-	require.Equal(t, 0, runArgv(t, shellRun{}, b.PrepareCmd(), archiveBytes(t, func(w *bytes.Buffer) error { return b.WritePrefix(w) })).code)
+	require.Equal(t, 0, runArgv(t, e.with(shellRun{}), b.PrepareCmd(), archiveBytes(t, func(w *bytes.Buffer) error { return b.WritePrefix(w) })).code)
 	// Something in the sandbox replaces a prepared directory by a file
 	// before the PUT, which then fails on it.
 	require.NoError(t, os.RemoveAll(p("late/q")))
 	require.NoError(t, os.WriteFile(p("late/q"), []byte("blocker"), 0o644))
 	require.False(t, putArchive(t, archiveBytes(t, func(w *bytes.Buffer) error { return b.WriteMembers(w) })))
-	res := runArgv(t, shellRun{}, b.DiscardCmd(), nil)
+	res := runArgv(t, e.with(shellRun{}), b.DiscardCmd(), nil)
 	requireFault(t, res, ExitNotDirectory, "1")
 	err := b.Classify(res.code, res.stderr)
 	require.ErrorIs(t, err, ErrNotDirectory)
@@ -552,7 +621,7 @@ func TestBulkScriptsDiscardFindsBlockedParent(t *testing.T) {
 	// member.
 	b2 := planIn(t, wd, FileWrite{Path: p("late/q/c")})
 	require.NoError(t, os.WriteFile(b2.DirList, b2.DirListBytes(), 0o644))
-	res = runArgv(t, shellRun{}, b2.DiscardCmd(), nil)
+	res = runArgv(t, e.with(shellRun{}), b2.DiscardCmd(), nil)
 	requireFault(t, res, ExitNotDirectory, "-")
 	requireNoResidue(t, root)
 }
@@ -580,4 +649,30 @@ func TestBulkScriptsDistrustTheirInputs(t *testing.T) {
 		require.Equal(t, 2, res.code)
 		require.Contains(t, res.stderr, "bad arguments")
 	})
+}
+
+func TestBulkScriptsBrokenPerl(t *testing.T) {
+	t.Parallel()
+	// A perl that cannot run the program (here: one that always fails)
+	// leaves every step to bash.
+	bin := perlFreeBin(t)
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "perl"), []byte("#!/bin/sh\nexit 99\n"), 0o755))
+	e := bulkEngine{name: "broken perl", env: []string{"PATH=" + bin}}
+	for _, flow := range bulkFlows {
+		t.Run(flow.name, func(t *testing.T) {
+			t.Parallel()
+			root, wd := bulkCase(t, "d/dir/")
+			p := func(n string) string { return filepath.Join(root, n) }
+			b := planIn(t, wd,
+				FileWrite{Path: p("d/new/a"), Data: []byte("a")},
+				FileWrite{Path: p("d/dir"), Data: []byte("never")},
+				FileWrite{Path: p("d/c"), Data: []byte("never")},
+			)
+			res := flow.run(t, b, bulkRun{engine: e})
+			requireFault(t, res, ExitIsDirectory, "1")
+			requireFileIs(t, p("d/new/a"), []byte("a"), 0o644)
+			requireAbsent(t, p("d/c"))
+			requireNoResidue(t, root)
+		})
+	}
 }

@@ -73,6 +73,12 @@ func TestBulkGolden(t *testing.T) {
 	}
 }
 
+func TestBulkPerlFitsItsQuotes(t *testing.T) {
+	t.Parallel()
+	require.NotContains(t, bulkPerl, "'", "bulkLib holds the perl program in a single-quoted word")
+	require.Contains(t, bulkLib, "__sgb_plprog='"+bulkPerl+"'\n")
+}
+
 func TestPlanBulkLayout(t *testing.T) {
 	t.Parallel()
 	b := goldenPlan(t)
