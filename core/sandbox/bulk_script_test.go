@@ -79,11 +79,11 @@ func archiveBytes(t *testing.T, write func(w *bytes.Buffer) error) []byte {
 	return buf.Bytes()
 }
 
-// putArchive extracts data at "/" as root, as the Docker daemon does for an
+// putArchive extracts data at dir as root, as the Docker daemon does for an
 // archive PUT. It reports whether tar succeeded.
-func putArchive(t *testing.T, data []byte) bool {
+func putArchive(t *testing.T, dir string, data []byte) bool {
 	t.Helper()
-	cmd := exec.Command("tar", "-x", "-C", "/", "-f", "-")
+	cmd := exec.Command("tar", "-x", "-C", dir, "-f", "-")
 	cmd.Stdin = bytes.NewReader(data)
 	out, err := cmd.CombinedOutput()
 	t.Logf("put: %v %s", err, out)
@@ -99,7 +99,8 @@ func dockerFlow(t *testing.T, b *BulkWrite, r bulkRun) shellResult {
 	if res.code != 0 {
 		return res
 	}
-	ok := putArchive(t, archiveBytes(t, func(w *bytes.Buffer) error { return b.WriteMembers(w) }))
+	root := b.MembersRoot()
+	ok := putArchive(t, root, archiveBytes(t, func(w *bytes.Buffer) error { return b.WriteMembersAt(w, root) }))
 	if r.between != nil {
 		r.between(t, b)
 	}
@@ -118,9 +119,12 @@ func oneShotFlow(t *testing.T, b *BulkWrite, r bulkRun) shellResult {
 	return runArgv(t, r.engine.with(r.sh), b.OneShotCmd(), archiveBytes(t, func(w *bytes.Buffer) error { return b.WriteArchive(w) }))
 }
 
+// bulkRunner runs a batch the way one backend does, with one engine.
+type bulkRunner func(t *testing.T, b *BulkWrite, r bulkRun) shellResult
+
 // forFlows runs body as a parallel subtest per backend flow (all of them, or
 // those named in only) and engine; run is that flow under that engine.
-func forFlows(t *testing.T, only []string, body func(t *testing.T, run func(t *testing.T, b *BulkWrite, r bulkRun) shellResult)) {
+func forFlows(t *testing.T, only []string, body func(t *testing.T, run bulkRunner)) {
 	t.Helper()
 	engines := bulkEngines(t)
 	for _, flow := range bulkFlows {
@@ -142,7 +146,7 @@ func forFlows(t *testing.T, only []string, body func(t *testing.T, run func(t *t
 
 var bulkFlows = []struct {
 	name string
-	run  func(t *testing.T, b *BulkWrite, r bulkRun) shellResult
+	run  bulkRunner
 }{
 	{"docker", dockerFlow},
 	{"oneshot", oneShotFlow},
@@ -203,48 +207,46 @@ func TestBulkScriptsLand(t *testing.T) {
 	for i := range bin {
 		bin[i] = byte(i * 7)
 	}
-	forFlows(t, nil, func(t *testing.T, run func(t *testing.T, b *BulkWrite, r bulkRun) shellResult) {
-		{
-			root, wd := bulkCase(t, "exist/script.sh", "exist/plain", "pointee", "top/")
-			require.NoError(t, os.Chmod(filepath.Join(root, "exist/script.sh"), 0o755))
-			require.NoError(t, os.Chmod(filepath.Join(root, "exist/plain"), 0o600))
-			require.NoError(t, os.Symlink(filepath.Join(root, "pointee"), filepath.Join(root, "top/link")))
-			p := func(n string) string { return filepath.Join(root, n) }
-			files := []FileWrite{
-				{Path: p("new/a/b/deep.txt"), Data: []byte("deep")},
-				{Path: p("top/bin.dat"), Data: bin},
-				{Path: p("exist/script.sh"), Data: []byte("#!/bin/sh\necho new\n")},
-				{Path: p("top/dup"), Data: []byte("first")},
-				{Path: p("top/empty"), Data: nil},
-				{Path: p("top/dup"), Data: []byte("second, and last")},
-				{Path: p("exist/plain"), Data: []byte("plain")},
-				{Path: p("top/link"), Data: []byte("replaces the link")},
-				{Path: p("new/a/sibling"), Data: []byte("sib")},
-			}
-			b := planIn(t, wd, files...)
-			start := time.Now().Add(-time.Minute)
-			res := run(t, b, bulkRun{sh: shellRun{setup: "umask 077"}})
-			require.Equal(t, 0, res.code, res.stderr)
-			require.NoError(t, b.Classify(res.code, res.stderr))
-			requireFileIs(t, p("new/a/b/deep.txt"), []byte("deep"), 0o644)
-			requireFileIs(t, p("new/a/sibling"), []byte("sib"), 0o644)
-			requireFileIs(t, p("top/bin.dat"), bin, 0o644)
-			requireFileIs(t, p("exist/script.sh"), []byte("#!/bin/sh\necho new\n"), 0o755)
-			requireFileIs(t, p("exist/plain"), []byte("plain"), 0o600)
-			requireFileIs(t, p("top/dup"), []byte("second, and last"), 0o644)
-			requireFileIs(t, p("top/empty"), nil, 0o644)
-			requireFileIs(t, p("top/link"), []byte("replaces the link"), 0o644)
-			requireFileIs(t, p("pointee"), []byte("x"), 0o644)
-			for _, d := range []string{"new", "new/a", "new/a/b"} {
-				st, err := os.Stat(p(d))
-				require.NoError(t, err)
-				require.Equal(t, os.FileMode(0o755)|os.ModeDir, st.Mode(), d)
-			}
-			st, err := os.Stat(p("top/bin.dat"))
-			require.NoError(t, err)
-			require.True(t, st.ModTime().After(start), "a landed file carries the time it landed, not the archive's epoch")
-			requireNoResidue(t, root)
+	forFlows(t, nil, func(t *testing.T, run bulkRunner) {
+		root, wd := bulkCase(t, "exist/script.sh", "exist/plain", "pointee", "top/")
+		require.NoError(t, os.Chmod(filepath.Join(root, "exist/script.sh"), 0o755))
+		require.NoError(t, os.Chmod(filepath.Join(root, "exist/plain"), 0o600))
+		require.NoError(t, os.Symlink(filepath.Join(root, "pointee"), filepath.Join(root, "top/link")))
+		p := func(n string) string { return filepath.Join(root, n) }
+		files := []FileWrite{
+			{Path: p("new/a/b/deep.txt"), Data: []byte("deep")},
+			{Path: p("top/bin.dat"), Data: bin},
+			{Path: p("exist/script.sh"), Data: []byte("#!/bin/sh\necho new\n")},
+			{Path: p("top/dup"), Data: []byte("first")},
+			{Path: p("top/empty"), Data: nil},
+			{Path: p("top/dup"), Data: []byte("second, and last")},
+			{Path: p("exist/plain"), Data: []byte("plain")},
+			{Path: p("top/link"), Data: []byte("replaces the link")},
+			{Path: p("new/a/sibling"), Data: []byte("sib")},
 		}
+		b := planIn(t, wd, files...)
+		start := time.Now().Add(-time.Minute)
+		res := run(t, b, bulkRun{sh: shellRun{setup: "umask 077"}})
+		require.Equal(t, 0, res.code, res.stderr)
+		require.NoError(t, b.Classify(res.code, res.stderr))
+		requireFileIs(t, p("new/a/b/deep.txt"), []byte("deep"), 0o644)
+		requireFileIs(t, p("new/a/sibling"), []byte("sib"), 0o644)
+		requireFileIs(t, p("top/bin.dat"), bin, 0o644)
+		requireFileIs(t, p("exist/script.sh"), []byte("#!/bin/sh\necho new\n"), 0o755)
+		requireFileIs(t, p("exist/plain"), []byte("plain"), 0o600)
+		requireFileIs(t, p("top/dup"), []byte("second, and last"), 0o644)
+		requireFileIs(t, p("top/empty"), nil, 0o644)
+		requireFileIs(t, p("top/link"), []byte("replaces the link"), 0o644)
+		requireFileIs(t, p("pointee"), []byte("x"), 0o644)
+		for _, d := range []string{"new", "new/a", "new/a/b"} {
+			st, err := os.Stat(p(d))
+			require.NoError(t, err)
+			require.Equal(t, os.FileMode(0o755)|os.ModeDir, st.Mode(), d)
+		}
+		st, err := os.Stat(p("top/bin.dat"))
+		require.NoError(t, err)
+		require.True(t, st.ModTime().After(start), "a landed file carries the time it landed, not the archive's epoch")
+		requireNoResidue(t, root)
 	})
 }
 
@@ -261,23 +263,21 @@ func TestBulkScriptsHostileNames(t *testing.T) {
 		strings.Repeat("long-", 40) + "/" + strings.Repeat("n", 200),
 		"sandgate-fault:82:0:x/y",
 	}
-	forFlows(t, nil, func(t *testing.T, run func(t *testing.T, b *BulkWrite, r bulkRun) shellResult) {
-		{
-			root, wd := bulkCase(t)
-			var files []FileWrite
-			for _, n := range names {
-				files = append(files, FileWrite{Path: filepath.Join(root, n), Data: []byte(n)})
-			}
-			b := planIn(t, wd, files...)
-			res := run(t, b, bulkRun{})
-			require.Equal(t, 0, res.code, res.stderr)
-			for _, n := range names {
-				requireFileIs(t, filepath.Join(root, n), []byte(n), 0o644)
-			}
-			requireAbsent(t, filepath.Join(root, "pwned"))
-			requireAbsent(t, "pwned")
-			requireNoResidue(t, root)
+	forFlows(t, nil, func(t *testing.T, run bulkRunner) {
+		root, wd := bulkCase(t)
+		var files []FileWrite
+		for _, n := range names {
+			files = append(files, FileWrite{Path: filepath.Join(root, n), Data: []byte(n)})
 		}
+		b := planIn(t, wd, files...)
+		res := run(t, b, bulkRun{})
+		require.Equal(t, 0, res.code, res.stderr)
+		for _, n := range names {
+			requireFileIs(t, filepath.Join(root, n), []byte(n), 0o644)
+		}
+		requireAbsent(t, filepath.Join(root, "pwned"))
+		requireAbsent(t, "pwned")
+		requireNoResidue(t, root)
 	})
 }
 
@@ -463,7 +463,7 @@ func TestBulkScriptsFaults(t *testing.T) {
 	for _, tc := range bulkFaultCases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			forFlows(t, tc.flows, func(t *testing.T, run func(t *testing.T, b *BulkWrite, r bulkRun) shellResult) {
+			forFlows(t, tc.flows, func(t *testing.T, run bulkRunner) {
 				root, _ := bulkCase(t, tc.tree...)
 				p := func(n string) string { return filepath.Join(root, n) }
 				if tc.prep != nil {
@@ -548,7 +548,7 @@ func testShortDelivery(t *testing.T, e bulkEngine) {
 		b := planIn(t, wd, files(root)...)
 		require.Equal(t, 0, runArgv(t, e.with(shellRun{}), b.PrepareCmd(), archiveBytes(t, func(w *bytes.Buffer) error { return b.WritePrefix(w) })).code)
 		members := archiveBytes(t, func(w *bytes.Buffer) error { return b.WriteMembers(w) })
-		require.False(t, putArchive(t, members[:len(members)/2]))
+		require.False(t, putArchive(t, "/", members[:len(members)/2]))
 		res := runArgv(t, e.with(shellRun{}), b.DiscardCmd(), nil)
 		requireFault(t, res, ExitShortDelivery, "-")
 		require.ErrorIs(t, b.Classify(res.code, res.stderr), ErrShortDelivery)
@@ -607,7 +607,7 @@ func testDiscardFindsBlockedParent(t *testing.T, e bulkEngine) {
 	// before the PUT, which then fails on it.
 	require.NoError(t, os.RemoveAll(p("late/q")))
 	require.NoError(t, os.WriteFile(p("late/q"), []byte("blocker"), 0o644))
-	require.False(t, putArchive(t, archiveBytes(t, func(w *bytes.Buffer) error { return b.WriteMembers(w) })))
+	require.False(t, putArchive(t, "/", archiveBytes(t, func(w *bytes.Buffer) error { return b.WriteMembers(w) })))
 	res := runArgv(t, e.with(shellRun{}), b.DiscardCmd(), nil)
 	requireFault(t, res, ExitNotDirectory, "1")
 	err := b.Classify(res.code, res.stderr)
@@ -628,27 +628,33 @@ func testDiscardFindsBlockedParent(t *testing.T, e bulkEngine) {
 
 func TestBulkScriptsDistrustTheirInputs(t *testing.T) {
 	t.Parallel()
-	t.Run("tampered manifest", func(t *testing.T) {
-		t.Parallel()
-		root, wd := bulkCase(t, "victim/keep")
-		b := planIn(t, wd, FileWrite{Path: filepath.Join(root, "a"), Data: []byte("a")})
-		require.Equal(t, 0, runArgv(t, shellRun{}, b.PrepareCmd(), archiveBytes(t, func(w *bytes.Buffer) error { return b.WritePrefix(w) })).code)
-		require.True(t, putArchive(t, archiveBytes(t, func(w *bytes.Buffer) error { return b.WriteMembers(w) })))
-		victim := filepath.Join(root, "victim")
-		require.NoError(t, os.WriteFile(b.Manifest, []byte(victim+"/keep\x00"+root+"/keep\x00"), 0o644))
-		res := runArgv(t, shellRun{}, b.RenameCmd(), nil)
-		f := requireFault(t, res, ExitShortDelivery, "-")
-		require.Equal(t, "bulk manifest missing or malformed", f.Reason)
-		requireFileIs(t, filepath.Join(victim, "keep"), []byte("x"), 0o644)
-		requireAbsent(t, filepath.Join(root, "a"))
-		requireAbsent(t, b.Manifest)
-	})
+	for _, e := range bulkEngines(t) {
+		t.Run("tampered manifest/"+e.name, func(t *testing.T) {
+			t.Parallel()
+			testTamperedManifest(t, e)
+		})
+	}
 	t.Run("bad arguments", func(t *testing.T) {
 		t.Parallel()
 		res := shellRun{}.run(t, bulkRenameScript, "/m", "/d", "1; touch /tmp/x", "0", "0")
 		require.Equal(t, 2, res.code)
 		require.Contains(t, res.stderr, "bad arguments")
 	})
+}
+
+func testTamperedManifest(t *testing.T, e bulkEngine) {
+	root, wd := bulkCase(t, "victim/keep")
+	b := planIn(t, wd, FileWrite{Path: filepath.Join(root, "a"), Data: []byte("a")})
+	require.Equal(t, 0, runArgv(t, e.with(shellRun{}), b.PrepareCmd(), archiveBytes(t, func(w *bytes.Buffer) error { return b.WritePrefix(w) })).code)
+	require.True(t, putArchive(t, "/", archiveBytes(t, func(w *bytes.Buffer) error { return b.WriteMembers(w) })))
+	victim := filepath.Join(root, "victim")
+	require.NoError(t, os.WriteFile(b.Manifest, []byte(victim+"/keep\x00"+root+"/keep\x00"), 0o644))
+	res := runArgv(t, e.with(shellRun{}), b.RenameCmd(), nil)
+	f := requireFault(t, res, ExitShortDelivery, "-")
+	require.Equal(t, "bulk manifest missing or malformed", f.Reason)
+	requireFileIs(t, filepath.Join(victim, "keep"), []byte("x"), 0o644)
+	requireAbsent(t, filepath.Join(root, "a"))
+	requireAbsent(t, b.Manifest)
 }
 
 func TestBulkScriptsBrokenPerl(t *testing.T) {

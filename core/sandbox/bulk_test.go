@@ -270,6 +270,40 @@ func TestBulkArchive(t *testing.T) {
 	require.Len(t, memberBodies, len(files), "WriteMembers is a complete archive of the members")
 }
 
+func TestBulkMembersRoot(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "/", goldenPlan(t).MembersRoot())
+	cases := []struct {
+		paths []string
+		root  string
+	}{
+		{[]string{"/w/a/x"}, "/w/a"},
+		{[]string{"/w/a/x", "/w/a/y/z", "/w/a/y/q/r"}, "/w/a"},
+		{[]string{"/w/a/x", "/w/ab/x"}, "/w"},
+		{[]string{"/w/ab/x", "/w/a/x", "/w/a/b/c"}, "/w"},
+		{[]string{"/x", "/w/a/x"}, "/"},
+	}
+	for _, tc := range cases {
+		files := make([]FileWrite, len(tc.paths))
+		for i, p := range tc.paths {
+			files[i] = FileWrite{Path: p, Data: []byte(p)}
+		}
+		b, err := planBulk("/w", files, 1)
+		require.NoError(t, err)
+		require.Equal(t, tc.root, b.MembersRoot(), tc.paths)
+		var buf bytes.Buffer
+		require.NoError(t, b.WriteMembersAt(&buf, tc.root+"/"))
+		hdrs, bodies := readArchive(t, buf.Bytes())
+		for i, h := range hdrs {
+			require.Equal(t, b.members[i].temp, path.Join(tc.root, h.Name))
+			require.Equal(t, tc.paths[i], string(bodies[i]))
+		}
+	}
+	b, err := planBulk("/w", []FileWrite{{Path: "/w/a/x"}, {Path: "/w/b/y"}}, 1)
+	require.NoError(t, err)
+	require.ErrorContains(t, b.WriteMembersAt(io.Discard, "/w/a"), "is not below \"/w/a\"")
+}
+
 func TestBulkArchiveStreamsData(t *testing.T) {
 	t.Parallel()
 	data := []byte("original")
