@@ -20,9 +20,15 @@ import (
 // target>: a staging directory beside the target (the hex is tempNameN's, the
 // batch nonce plus the index of the first member of its run), with the
 // target's own base name inside. Consecutive members of one directory share a
-// staging directory, so the rename script lands a whole run with one
-// `mv -t` instead of one process per member: in a sandbox a process costs
-// 1 to 20 ms, and ten thousand of them would cost more than the delivery.
+// staging directory, so where the sandbox has no perl the rename script lands
+// a whole run with one `mv -t` instead of one process per member: in a
+// sandbox a process costs 1 to 20 ms, and ten thousand of them would cost
+// more than the delivery (with perl, one process renames them all).
+//
+// The flow: Docker runs PrepareCmd (stdin WritePrefix), PUTs WriteMembersAt
+// at MembersRoot, then runs RenameCmd, or DiscardCmd when the PUT failed;
+// Kubernetes runs OneShotCmd with WriteArchive on stdin. Classify reads every
+// script's exit.
 type BulkWrite struct {
 	// Manifest names the file listing `tmp\0target\0` for every member, and
 	// DirList the deduplicated parent directories. Both land in the workdir,
@@ -52,8 +58,10 @@ type bulkMember struct {
 const (
 	bulkRunBytes   = 64 << 10
 	bulkRunMembers = 1024
-	bulkPlanTries  = 4
 )
+
+// bulkPlanTries bounds PlanBulk's draws of a nonce.
+const bulkPlanTries = 4
 
 // errNonceCollision reports a member path equal to (or under) one of the
 // batch's own temporary names. It needs the random nonce guessed, so PlanBulk
@@ -245,7 +253,10 @@ func (b *BulkWrite) DirListBytes() []byte { return slices.Clone(b.dirList) }
 // Classify maps the exit code and stderr of any of the plan's scripts to an
 // error: nil for 0, the protocol's sentinel otherwise (errors.Is works),
 // wrapped with the failing member's path when the marker names a member of
-// this batch. A marker index outside the batch names no member.
+// this batch. A marker index outside the batch names no member. A
+// not-writable fault that names no member is about the batch as a whole (the
+// workdir refused the bookkeeping, or the disk filled during the one-shot
+// extraction): its *PathNotWritableError carries the workdir.
 func (b *BulkWrite) Classify(exitCode int, stderr string) error {
 	paths := b.Paths()
 	if f, ok := ParseFault(stderr); !ok || f.Code != exitCode || f.Member < 0 || f.Member >= len(paths) {
@@ -257,8 +268,6 @@ func (b *BulkWrite) Classify(exitCode int, stderr string) error {
 	err := ClassifyScript(exitCode, stderr, paths)
 	var nw *PathNotWritableError
 	if errors.As(err, &nw) && nw.Path == "" {
-		// The one not-writable fault that names no member is the
-		// bookkeeping's: the workdir refused it.
 		nw.Path = path.Dir(b.Manifest)
 	}
 	return err

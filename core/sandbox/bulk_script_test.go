@@ -20,8 +20,8 @@ import (
 // the archive extracts at "/" as it does in a sandbox.
 
 // bulkRun says how a batch's scripts run: sh for every script, rename (when
-// set) for Docker's rename step alone, and between, run after the PUT and
-// before the rename.
+// set) for Docker's rename step alone, between, run after the PUT and before
+// the rename, and the engine (forFlows sets it).
 type bulkRun struct {
 	sh      shellRun
 	rename  *shellRun
@@ -295,7 +295,7 @@ type bulkFaultCase struct {
 	code    int
 	member  string // the marker's index, or "-"
 	reason  string // what the marker's reason starts with
-	names   string // the member Classify names (relative); none when empty
+	names   string // the path Classify names (relative); none when empty
 	landed  []string
 	kept    []string // tree files that must still hold "x"
 	absent  []string
@@ -428,7 +428,7 @@ var bulkFaultCases = []bulkFaultCase{
 			return bulkRun{sh: shellRun{setup: `mount -t tmpfs -o size=4k tmpfs "$D"`, env: []string{"D=" + filepath.Join(root, "small")}}}
 		},
 		flows: []string{"oneshot"},
-		code:  ExitNotWritable, member: "-", reason: "No space left on device",
+		code:  ExitNotWritable, member: "-", reason: "No space left on device", names: "wd",
 		absent: []string{"ok"},
 	},
 	{
@@ -485,6 +485,8 @@ func TestBulkScriptsFaults(t *testing.T) {
 				require.ErrorIs(t, err, classSentinel(tc.code))
 				if tc.names != "" {
 					require.True(t, strings.HasPrefix(err.Error(), p(tc.names)+": "), err.Error())
+				} else {
+					require.Equal(t, classSentinel(tc.code).Error(), err.Error())
 				}
 				for _, m := range tc.landed {
 					requireFileIs(t, p(m), []byte(m), 0o644)

@@ -5,10 +5,10 @@ package sandbox
 // (BulkWrite.argv): the bookkeeping paths, the member count, the dir count
 // and the archive prefix length. Paths never enter the script text.
 //
-// The flow on Docker is PrepareCmd (stdin: WritePrefix) → archive PUT at "/"
-// (body: WriteMembers) → RenameCmd, or DiscardCmd when the PUT failed. On
-// Kubernetes it is OneShotCmd alone (stdin: WriteArchive), which does all
-// three in one exec.
+// The flow on Docker is PrepareCmd (stdin: WritePrefix) → archive PUT at
+// MembersRoot (body: WriteMembersAt) → RenameCmd, or DiscardCmd when the PUT
+// failed. On Kubernetes it is OneShotCmd alone (stdin: WriteArchive), which
+// does all three in one exec.
 //
 // Cost is what shapes bulkLib: a process costs 1 to 20 ms in a sandbox and
 // bash runs a loop of ten thousand slowly, so the per-member work runs in one
@@ -49,8 +49,9 @@ package sandbox
 //     is 82 or 85 naming a member.
 //   - step land: check that every temporary file arrived (87 naming the
 //     first missing member), then land every member in order, stopping at the
-//     first failure. In the bash engine __sgb_scan finds the next member bound to fail (a
-//     directory target, a parent that is not a writable directory),
+//     first failure. In the bash engine __sgb_scan finds the next member
+//     bound to fail (a directory target, a parent that is not a writable
+//     directory),
 //     __sgb_modes sets the modes of the members before it in bulk (an
 //     existing regular target's mode, else 0644) and touches them, and
 //     __sgb_move moves them run by run. The member that fails (or is bound
@@ -395,7 +396,7 @@ const (
 func (b *BulkWrite) PrepareCmd() []string { return b.argv(bulkPrepareScript) }
 
 // RenameCmd is Docker's second exec, after a successful PUT of
-// WriteMembers at "/". It checks that every temporary file arrived before it
+// WriteMembersAt at MembersRoot. It checks that every temporary file arrived before it
 // moves any (ExitShortDelivery otherwise, landing nothing), then lands the
 // members in order: a directory target (or a symlink to one) is
 // ExitIsDirectory, an existing regular target's mode is kept and a new file
