@@ -71,8 +71,8 @@ var errNonceCollision = errors.New("collides with the batch's temporary names")
 // PlanBulk validates a WriteFiles batch and plans it for workdir (empty means
 // DefaultWorkdir), with a fresh random nonce. An empty batch returns a nil
 // plan and a nil error: there is nothing to do and the sandbox must not be
-// touched. Every member path must be absolute, clean, not "/" and free of
-// NUL; a member whose parent is another member's target is refused with
+// touched. Every member path must pass CheckFilePath (absolute, clean, not
+// "/", free of NUL, at most 4095 bytes); a member whose parent is another member's target is refused with
 // ErrNotDirectory, since one of the two would be blocked by the other. Errors
 // name the member's index and path; nothing reaches the sandbox on an error.
 func PlanBulk(workdir string, files []FileWrite) (*BulkWrite, error) {
@@ -96,12 +96,14 @@ func planBulk(workdir string, files []FileWrite, nonce uint64) (*BulkWrite, erro
 	if workdir == "" {
 		workdir = DefaultWorkdir
 	}
-	if why := badAbsPath(workdir); why != "" {
-		return nil, fmt.Errorf("workdir %q: %s", clipText(workdir, 256), why)
+	if workdir != "/" {
+		if err := CheckFilePath(workdir); err != nil {
+			return nil, fmt.Errorf("workdir: %w", err)
+		}
 	}
 	for i, f := range files {
-		if why := badAbsPath(f.Path); why != "" {
-			return nil, fmt.Errorf("files[%d].path %q: %s", i, clipText(f.Path, 256), why)
+		if err := CheckFilePath(f.Path); err != nil {
+			return nil, fmt.Errorf("files[%d]: %w", i, err)
 		}
 	}
 	b := &BulkWrite{members: make([]bulkMember, len(files))}
@@ -121,22 +123,6 @@ func planBulk(workdir string, files []FileWrite, nonce uint64) (*BulkWrite, erro
 	}
 	b.prefixLen = n
 	return b, nil
-}
-
-// badAbsPath says what is wrong with p as an absolute, clean, non-root,
-// NUL-free path, or "" when nothing is.
-func badAbsPath(p string) string {
-	switch {
-	case strings.IndexByte(p, 0) >= 0:
-		return "must not contain NUL"
-	case !path.IsAbs(p):
-		return "must be absolute"
-	case path.Clean(p) != p:
-		return fmt.Sprintf("must be clean (%q)", clipText(path.Clean(p), 256))
-	case p == "/":
-		return `must not be "/"`
-	}
-	return ""
 }
 
 // planTemps splits the members into runs (consecutive members of one
@@ -277,6 +263,6 @@ func (b *BulkWrite) Classify(exitCode int, stderr string) error {
 // one argument list every bulk script takes; no path is ever part of the
 // script text.
 func (b *BulkWrite) argv(script string) []string {
-	return []string{"/bin/bash", "-c", script, "sandgate", b.Manifest, b.DirList,
-		strconv.Itoa(len(b.members)), strconv.Itoa(len(b.dirs)), strconv.FormatInt(b.prefixLen, 10)}
+	return scriptArgv(script, b.Manifest, b.DirList,
+		strconv.Itoa(len(b.members)), strconv.Itoa(len(b.dirs)), strconv.FormatInt(b.prefixLen, 10))
 }

@@ -19,28 +19,36 @@ import (
 
 // shellRun runs an in-sandbox script with the host's bash the way an adapter
 // execs it (`/bin/bash -c SCRIPT sandgate ARG…`), optionally inside a private
-// mount namespace prepared by setup (run as root, with env) and optionally as
-// uid/gid 65534.
+// mount namespace prepared by setup (run as root, with env), under umask,
+// as uid/gid 65534, in dir. stdin is fed through a pipe by a goroutine
+// playing the adapter, whose write error is reported: a script that exits
+// without draining a large body makes it fail with EPIPE.
 type shellRun struct {
 	setup   string
 	env     []string
+	umask   string
 	nobody  bool
+	dir     string
 	stdin   io.Reader
 	timeout time.Duration
 }
 
-// shellResult is what a script did.
+// shellResult is what a script did, and how feeding its stdin went.
 type shellResult struct {
 	code   int
 	stdout string
 	stderr string
+	fedErr error
 }
 
 func (r shellRun) run(t *testing.T, script string, args ...string) shellResult {
 	t.Helper()
-	argv := append([]string{"/bin/bash", "-c", script, "sandgate"}, args...)
+	argv := append([]string{"/bin/bash", "-c", script, ScriptName}, args...)
 	if r.nobody {
 		argv = append([]string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}, argv...)
+	}
+	if r.umask != "" {
+		argv = append([]string{"/bin/bash", "-c", `umask "$0" && exec "$@"`, r.umask}, argv...)
 	}
 	if r.setup != "" {
 		argv = append([]string{"unshare", "-m", "--propagation", "private",
@@ -54,10 +62,31 @@ func (r shellRun) run(t *testing.T, script string, args ...string) shellResult {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, r.env...)
-	cmd.Stdin = r.stdin
+	cmd.Dir = r.dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	fed := make(chan error, 1)
+	if r.stdin == nil {
+		fed <- nil
+	} else {
+		pr, pw, err := os.Pipe()
+		require.NoError(t, err)
+		cmd.Stdin = pr
+		defer func() { _ = pw.Close() }()
+		go func() {
+			_, err := io.Copy(pw, r.stdin)
+			if cerr := pw.Close(); err == nil {
+				err = cerr
+			}
+			fed <- err
+		}()
+		defer func() { _ = pr.Close() }()
+	}
+	require.NoError(t, cmd.Start())
+	if f, ok := cmd.Stdin.(*os.File); ok {
+		require.NoError(t, f.Close(), "the script must hold the only read end")
+	}
+	err := cmd.Wait()
 	require.NoError(t, ctx.Err(), "script timed out; stderr: %s", stderr.String())
 	code := 0
 	var exitErr *exec.ExitError
@@ -66,7 +95,13 @@ func (r shellRun) run(t *testing.T, script string, args ...string) shellResult {
 	} else {
 		require.NoError(t, err)
 	}
-	return shellResult{code: code, stdout: stdout.String(), stderr: stderr.String()}
+	var fedErr error
+	select {
+	case fedErr = <-fed:
+	case <-time.After(5 * time.Second):
+		fedErr = errors.New("stdin feeder still blocked after the script exited")
+	}
+	return shellResult{code: code, stdout: stdout.String(), stderr: stderr.String(), fedErr: fedErr}
 }
 
 // libCall is a script of ShellLib followed by body.
@@ -81,6 +116,34 @@ func requireFault(t *testing.T, res shellResult, code int, member string) Fault 
 	require.Equal(t, code, f.Code)
 	require.Contains(t, res.stderr, FaultMarker+strconv.Itoa(code)+":"+member+":")
 	return f
+}
+
+// libCase is one call of a library function on path, run by run, and the
+// outcome requireOutcome checks.
+type libCase struct {
+	name   string
+	run    shellRun
+	path   string
+	code   int
+	reason string
+}
+
+// requireOutcome checks a library call followed by `echo passed`: code 0
+// means it must have passed; otherwise it must have faulted with code,
+// naming member, and with reason unless that is empty. It reports whether
+// the call passed.
+func requireOutcome(t *testing.T, res shellResult, code int, member, reason string) bool {
+	t.Helper()
+	if code == 0 {
+		require.Equal(t, 0, res.code, res.stderr)
+		require.Equal(t, "passed\n", res.stdout)
+		return true
+	}
+	f := requireFault(t, res, code, member)
+	if reason != "" {
+		require.Equal(t, reason, f.Reason)
+	}
+	return false
 }
 
 // sharedTempDir is t.TempDir opened to every uid (testing creates it 0700),
@@ -161,12 +224,7 @@ func TestShellLibPathFault(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			res := shellRun{}.run(t, libCall(`__sg_pathfault "$1" 7; echo passed`), filepath.Join(root, tc.path))
-			if tc.code == 0 {
-				require.Equal(t, 0, res.code, res.stderr)
-				require.Equal(t, "passed\n", res.stdout)
-				return
-			}
-			requireFault(t, res, tc.code, "7")
+			requireOutcome(t, res, tc.code, "7", "")
 		})
 	}
 }
@@ -180,11 +238,7 @@ func TestShellLibDirFault(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			res := shellRun{}.run(t, libCall(`__sg_dirfault "$1" -; echo passed`), filepath.Join(root, name))
-			if want == 0 {
-				require.Equal(t, "passed\n", res.stdout, res.stderr)
-				return
-			}
-			requireFault(t, res, want, "-")
+			requireOutcome(t, res, want, "-", "")
 		})
 	}
 }
@@ -201,13 +255,7 @@ func TestShellLibUnreplaceable(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(root, "sp ace"), filepath.Join(root, "via")))
 	mounted := filepath.Join(root, "sp ace", "\nnl\\b")
 	bind := shellRun{setup: `mount --bind -- "$SRC" "$DST"`, env: []string{"SRC=" + filepath.Join(root, "src"), "DST=" + mounted}}
-	cases := []struct {
-		name   string
-		run    shellRun
-		path   string
-		code   int
-		reason string
-	}{
+	cases := []libCase{
 		{"regular file", shellRun{}, filepath.Join(root, "file"), 0, ""},
 		{"missing", shellRun{}, filepath.Join(root, "missing"), 0, ""},
 		{"char device", shellRun{}, dev, ExitNotReplaceable, "device node"},
@@ -221,12 +269,7 @@ func TestShellLibUnreplaceable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			res := tc.run.run(t, libCall(`__sg_unreplaceable "$1" 2; echo passed`), tc.path)
-			if tc.code == 0 {
-				require.Equal(t, "passed\n", res.stdout, res.stderr)
-				return
-			}
-			f := requireFault(t, res, tc.code, "2")
-			require.Equal(t, tc.reason, f.Reason)
+			requireOutcome(t, res, tc.code, "2", tc.reason)
 		})
 	}
 }
@@ -242,13 +285,7 @@ func TestShellLibMkdirs(t *testing.T) {
 	mkTree(t, root, "blk", "ro/", "locked/")
 	require.NoError(t, os.Chmod(filepath.Join(root, "locked"), 0o755))
 	ro := shellRun{setup: `mount --bind -- "$D" "$D" && mount -o remount,bind,ro -- "$D"`, env: []string{"D=" + filepath.Join(root, "ro")}}
-	cases := []struct {
-		name   string
-		run    shellRun
-		dir    string
-		code   int
-		reason string
-	}{
+	cases := []libCase{
 		{"new chain", shellRun{}, "n1/n2/n3", 0, ""},
 		{"existing", shellRun{}, "ro", 0, ""},
 		{"blocked", shellRun{}, "blk/n", ExitNotDirectory, "Not a directory"},
@@ -258,18 +295,14 @@ func TestShellLibMkdirs(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dir := filepath.Join(root, tc.dir)
+			dir := filepath.Join(root, tc.path)
 			res := tc.run.run(t, libCall(`umask 077; __sg_mkdirs "$1" 4; echo passed`), dir)
-			if tc.code == 0 {
-				require.Equal(t, "passed\n", res.stdout, res.stderr)
+			if requireOutcome(t, res, tc.code, "4", tc.reason) {
 				st, err := os.Stat(dir)
 				require.NoError(t, err)
 				require.True(t, st.IsDir())
 				require.Equal(t, os.FileMode(0o755), st.Mode().Perm(), "umask 022 beats the caller's 077")
-				return
 			}
-			f := requireFault(t, res, tc.code, "4")
-			require.Equal(t, tc.reason, f.Reason)
 		})
 	}
 }
@@ -319,13 +352,7 @@ func TestShellLibLand(t *testing.T) {
 	require.NoError(t, os.WriteFile(nobodyTmp, []byte("n"), 0o600))
 	require.NoError(t, os.Chown(nobodyTmp, 65534, 65534))
 	busy := shellRun{setup: `mount --bind -- "$SRC" "$DST"`, env: []string{"SRC=" + filepath.Join(root, "src"), "DST=" + filepath.Join(root, "busy/target")}}
-	cases := []struct {
-		name   string
-		run    shellRun
-		dir    string
-		code   int
-		reason string
-	}{
+	cases := []libCase{
 		{"lands", shellRun{}, "ok", 0, ""},
 		{"directory target", shellRun{}, "dir", ExitIsDirectory, "Is a directory"},
 		{"rename onto a mount point", busy, "busy", ExitNotWritable, "Device or resource busy"},
@@ -334,18 +361,33 @@ func TestShellLibLand(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dir := filepath.Join(root, tc.dir)
+			dir := filepath.Join(root, tc.path)
 			res := tc.run.run(t, libCall(`__sg_land "$1" "$2" 5; echo passed`), filepath.Join(dir, "target"), filepath.Join(dir, "tmp"))
-			if tc.code == 0 {
-				require.Equal(t, "passed\n", res.stdout, res.stderr)
+			if requireOutcome(t, res, tc.code, "5", tc.reason) {
 				st, err := os.Lstat(filepath.Join(dir, "target"))
 				require.NoError(t, err)
 				require.Equal(t, os.FileMode(0o700), st.Mode())
 				require.NoFileExists(t, filepath.Join(dir, "tmp"))
-				return
 			}
-			f := requireFault(t, res, tc.code, "5")
-			require.Equal(t, tc.reason, f.Reason)
+		})
+	}
+}
+
+// The scripts are part of the contract between the executor and every
+// sandbox image: a change to their text must be a visible diff.
+func TestScriptsGolden(t *testing.T) {
+	t.Parallel()
+	for name, script := range map[string]string{"write.sh": WriteScript, "read.sh": ReadScript} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			p := filepath.Join("testdata", "scripts", name)
+			if *update {
+				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+				require.NoError(t, os.WriteFile(p, []byte(script), 0o644))
+			}
+			want, err := os.ReadFile(p)
+			require.NoError(t, err, "run with -update to create it")
+			require.Equal(t, string(want), script)
 		})
 	}
 }

@@ -1,0 +1,150 @@
+package sandbox
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// startGroup starts `sleep 30` as the leader of a new session, like a
+// wrapper, and returns it; it is killed when t ends.
+func startGroup(t *testing.T) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("sleep", "30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	return cmd
+}
+
+// deadGroup returns the pid of a process that has exited and been reaped,
+// so no group has it as its id.
+func deadGroup(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	require.NoError(t, cmd.Run())
+	return cmd.Process.Pid
+}
+
+// zombieGroup returns a process group whose only member is a zombie: a
+// child that made its own session and exited, under a parent that never
+// reaps it.
+func zombieGroup(t *testing.T) int {
+	t.Helper()
+	parent := exec.Command("/bin/bash", "-c", `setsid sleep 0 & echo $!; exec sleep 30`)
+	out, err := parent.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, parent.Start())
+	t.Cleanup(func() { _ = parent.Process.Kill(); _ = parent.Wait() })
+	line := make([]byte, 16)
+	n, err := out.Read(line)
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(line[:n])))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		return err == nil && strings.Contains(string(b), ") Z ")
+	}, 5*time.Second, 10*time.Millisecond)
+	return pid
+}
+
+func TestGroupProbe(t *testing.T) {
+	t.Parallel()
+	live := startGroup(t).Process.Pid
+	zombie := zombieGroup(t)
+	require.NoError(t, syscall.Kill(-zombie, 0), "kill -0 counts a zombie as alive; the probe must not")
+	tests := []struct {
+		name string
+		pid  int
+		want bool
+	}{
+		{name: "live group", pid: live, want: true},
+		{name: "gone group", pid: deadGroup(t)},
+		{name: "group of zombies", pid: zombie},
+	}
+	for _, tt := range tests {
+		alive, err := groupAlive(tt.pid)
+		require.NoError(t, err, tt.name)
+		require.Equal(t, tt.want, alive, tt.name)
+	}
+}
+
+func TestKillGroup(t *testing.T) {
+	t.Parallel()
+	cmd := startGroup(t)
+	argv, err := KillGroupArgv(cmd.Process.Pid)
+	require.NoError(t, err)
+	code, err := runScript(argv)
+	require.NoError(t, err)
+	require.Equal(t, 0, code, "signal sent")
+	err = cmd.Wait()
+	require.Error(t, err)
+	require.Equal(t, syscall.SIGKILL, cmd.ProcessState.Sys().(syscall.WaitStatus).Signal())
+
+	argv, err = KillGroupArgv(deadGroup(t))
+	require.NoError(t, err)
+	code, err = runScript(argv)
+	require.NoError(t, err)
+	require.Equal(t, 1, code, "no such group")
+}
+
+// TestWatchdog runs the watchdog on its own, in its own session as the
+// wrapper starts it.
+func TestWatchdog(t *testing.T) {
+	t.Parallel()
+	require.Contains(t, ExecWrapper, "{\n"+watchdogScript+"\n}")
+	tests := []struct {
+		name       string
+		secs       string
+		group      func(t *testing.T) *exec.Cmd // nil: a gone group
+		wantCode   int
+		wantStderr string
+		wantKilled bool
+	}{
+		{name: "kills a live group at the deadline", secs: "1", group: startGroup, wantStderr: mark, wantKilled: true},
+		{name: "quiet when the group is gone", secs: "1"},
+		{name: "no kill when its sleep fails", secs: "bogus", group: startGroup, wantCode: 1, wantStderr: "sleep: invalid time interval"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var group *exec.Cmd
+			pgid := deadGroup(t)
+			if tt.group != nil {
+				group = tt.group(t)
+				pgid = group.Process.Pid
+			}
+			var stderr bytes.Buffer
+			wd := exec.Command("/bin/bash", "-c", "w=$2\n"+watchdogScript, "sandgate-watchdog", tt.secs, strconv.Itoa(pgid))
+			wd.Stderr = &stderr
+			wd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			start := time.Now()
+			code, err := runCmd(wd)
+			require.NoError(t, err)
+			require.Equal(t, tt.wantCode, code)
+			if tt.secs == "1" {
+				require.GreaterOrEqual(t, time.Since(start), time.Second)
+			}
+			if tt.wantCode == 0 {
+				require.Equal(t, tt.wantStderr, stderr.String())
+			} else {
+				require.Contains(t, stderr.String(), tt.wantStderr)
+			}
+			if group != nil {
+				alive, err := groupAlive(pgid)
+				require.NoError(t, err)
+				require.Equal(t, !tt.wantKilled, alive)
+			}
+		})
+	}
+}

@@ -1,0 +1,144 @@
+package sandbox
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// ExecWrapper is the bash script (the wrapper, W) that runs a command under a
+// deadline, as the main process of one exec:
+//
+//	/bin/bash -c ExecWrapper sandgate-exec SECONDS WORKDIR CMD
+//
+// User data (WORKDIR, CMD) arrives only as arguments. In order, W:
+//
+//  1. makes sure it leads its own process group, because the deadline kills
+//     the command by that group. runc makes every exec'd process a session
+//     leader already; on a runtime that does not, W re-executes itself under
+//     setsid (which keeps its pid).
+//  2. writes the header `sandgate-exec:<pid>\n` to stderr. Nothing else can
+//     have written to the exec's stderr yet — the command does not exist — so
+//     these first bytes are as trustworthy as the image's /bin/bash: they
+//     name the process group the adapter kills or probes from outside
+//     (KillGroupArgv, GroupProbeArgv). HeaderStripper removes the line again.
+//  3. enters WORKDIR when it is not empty (126 when it cannot).
+//  4. starts the watchdog D (watchdogScript) as a forked subshell in a
+//     process group of its own (job control on for that one fork), so that
+//     neither the command's `kill 0` nor the group kill reaches it, and so
+//     that it is not a member of the command's group. A fork costs far less
+//     than starting setsid and another bash, and a group of its own is all
+//     those three properties need. D sleeps SECONDS; if W's group still has
+//     members it first marks — one line `sandgate: command exceeded its N s
+//     deadline and was killed` on stderr, a diagnostic for the model, never
+//     evidence — and then SIGKILLs W's whole group: W, the command and every
+//     descendant that stayed in the group.
+//  5. runs the command C as `/bin/bash -c CMD`, W's child in W's group, with
+//     stdin from /dev/null (never the caller's) and SHLVL lowered by one so
+//     that C sees the environment it would see without the wrapper. W's own
+//     stderr goes to /dev/null meanwhile, so that its report of a signal
+//     death ("Terminated") is not mistaken for the command's output.
+//  6. when C finished first, kills D's group (D and its sleep) and exits at
+//     once with C's status (128+N when C died of signal N). It does not wait
+//     to reap D: the sandbox's init does (the keep-alive bash reaps), and the
+//     daemon learns sooner that W is gone.
+//
+// The sandbox image needs bash and sleep; setsid (util-linux or busybox)
+// only on a runtime that does not make W a group leader. Without a working
+// watchdog the adapter's own enforcement (EnforceGrace) is all that stops an
+// overrun.
+const ExecWrapper = `if [ "$0" = sandgate-exec ] && read -r s 2>/dev/null </proc/$$/stat && s=${s##*) } && s=${s#* } && s=${s#* } &&
+	[ "${s%% *}" != "$$" ] && command -v setsid >/dev/null; then
+	exec setsid /bin/bash -c "$BASH_EXECUTION_STRING" sandgate-exec-leader "$@"
+fi
+printf '` + HeaderPrefix + `%s\n' "$$" >&2
+if [ -n "$2" ]; then
+	cd -- "$2" || exit 126
+	unset OLDPWD
+fi
+w=$$
+set -m
+{
+` + watchdogScript + `
+} </dev/null >/dev/null &
+d=$!
+set +m
+export SHLVL=$((SHLVL - 1))
+exec 9>&2 2>/dev/null
+/bin/bash -c "$3" </dev/null 2>&9 9>&-
+rc=$?
+kill -KILL -- "-$d"
+exit "$rc"
+`
+
+// watchdogScript is the watchdog D's body: SECONDS in $1, the wrapper's
+// group in $w. It ignores SIGPIPE so that a reader gone away cannot stop the
+// kill, and it exits quietly when its sleep is cut short (the command killed
+// it: the adapter enforces instead) or when the group is already gone.
+const watchdogScript = `	trap '' PIPE
+	sleep "$1" || exit
+	kill -0 -- "-$w" 2>/dev/null || exit 0
+	printf 'sandgate: command exceeded its %s s deadline and was killed\n' "$1" >&2
+	kill -KILL -- "-$w"`
+
+// HeaderPrefix starts the header line ExecWrapper writes to stderr.
+const HeaderPrefix = "sandgate-exec:"
+
+// maxPid is PID_MAX_LIMIT on 64-bit Linux; no process has a larger pid.
+const maxPid = 1 << 22
+
+// killGroupScript SIGKILLs one process group. Only the group, never the bare
+// pid: Linux does not hand out a pid again while it still names a live
+// group, so the kill cannot hit an unrelated process after W is gone.
+const killGroupScript = `kill -KILL -- "-$1"`
+
+// groupProbeScript exits 0 when the process group $1 has a live member and 1
+// when it has none. It reads /proc instead of asking kill -0, which also
+// counts zombies: under an init that never reaps, a killed group stays a
+// group of zombies for good.
+const groupProbeScript = `for f in /proc/[0-9]*/stat; do
+	read -r s <"$f" || continue
+	s=${s##*) }
+	st=${s%% *}
+	s=${s#* }
+	s=${s#* }
+	if [ "${s%% *}" = "$1" ] && [ "$st" != Z ] && [ "$st" != X ]; then exit 0; fi
+done 2>/dev/null
+exit 1
+`
+
+// KillGroupArgv is the argv of the exec an adapter runs to SIGKILL the
+// process group pid from outside, when the wrapper still runs at deadline +
+// EnforceGrace. pid is the header's (HeaderStripper.Pid), which counts in
+// the sandbox's pid namespace — not Docker's ExecInspect pid, which counts
+// on the host. It exits 0 when the signal was sent and 1 when the group no
+// longer exists (or may not be signalled). A pid below 2 is refused:
+// no wrapper can have it, and group 1 or 0 would hit the sandbox's init or
+// the killer itself.
+func KillGroupArgv(pid int) ([]string, error) {
+	if err := checkGroupPid(pid); err != nil {
+		return nil, err
+	}
+	return []string{"/bin/bash", "-c", killGroupScript, "sandgate-kill", strconv.Itoa(pid)}, nil
+}
+
+// GroupProbeArgv is the argv of the exec that tells whether the process
+// group pid still has a live (non-zombie) member — the group check
+// NeedsGroupCheck asks for, for a backend that cannot list processes from
+// outside (Kubernetes). Exit 0: a member lives; 1: the group is empty; any
+// other code: the probe itself failed. Docker can instead list `top -o
+// pid,pgid,stat` and match the pgid against ExecInspect's (host) pid,
+// ignoring zombies (stat Z).
+func GroupProbeArgv(pid int) ([]string, error) {
+	if err := checkGroupPid(pid); err != nil {
+		return nil, err
+	}
+	return []string{"/bin/bash", "-c", groupProbeScript, "sandgate-probe", strconv.Itoa(pid)}, nil
+}
+
+// checkGroupPid refuses a pid no wrapper can have.
+func checkGroupPid(pid int) error {
+	if pid < 2 || pid > maxPid {
+		return fmt.Errorf("process group %d: not a wrapper pid (want 2..%d): %w", pid, maxPid, ErrInvalidExec)
+	}
+	return nil
+}

@@ -1,0 +1,26 @@
+if [ "$0" = sandgate-exec ] && read -r s 2>/dev/null </proc/$$/stat && s=${s##*) } && s=${s#* } && s=${s#* } &&
+	[ "${s%% *}" != "$$" ] && command -v setsid >/dev/null; then
+	exec setsid /bin/bash -c "$BASH_EXECUTION_STRING" sandgate-exec-leader "$@"
+fi
+printf 'sandgate-exec:%s\n' "$$" >&2
+if [ -n "$2" ]; then
+	cd -- "$2" || exit 126
+	unset OLDPWD
+fi
+w=$$
+set -m
+{
+	trap '' PIPE
+	sleep "$1" || exit
+	kill -0 -- "-$w" 2>/dev/null || exit 0
+	printf 'sandgate: command exceeded its %s s deadline and was killed\n' "$1" >&2
+	kill -KILL -- "-$w"
+} </dev/null >/dev/null &
+d=$!
+set +m
+export SHLVL=$((SHLVL - 1))
+exec 9>&2 2>/dev/null
+/bin/bash -c "$3" </dev/null 2>&9 9>&-
+rc=$?
+kill -KILL -- "-$d"
+exit "$rc"

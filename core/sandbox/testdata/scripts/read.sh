@@ -1,0 +1,108 @@
+export LC_ALL=C
+unset CDPATH
+
+__sg_fault() {
+	local r=$3
+	r=${r//$'\n'/ }
+	r=${r//$'\r'/ }
+	printf 'sandgate-fault:%s:%s:%s\n' "$1" "$2" "$r" >&2
+	exit "$1"
+}
+
+__sg_reason() {
+	local m=$1
+	while [[ $m == *$'\n' ]]; do m=${m%$'\n'}; done
+	m=${m##*$'\n'}
+	printf '%s' "${m##*: }"
+}
+
+__sg_blocked() {
+	local rest=${1#/} p=
+	while [ -n "$rest" ]; do
+		p=$p/${rest%%/*}
+		case $rest in */*) rest=${rest#*/} ;; *) rest= ;; esac
+		[ -d "$p" ] && continue
+		if [ -e "$p" ] || [ -L "$p" ]; then
+			__sg_fault 82 "$2" "Not a directory"
+		fi
+		return 0
+	done
+	return 0
+}
+
+__sg_pathfault() {
+	__sg_blocked "${1%/*}" "$2"
+}
+
+__sg_dirfault() {
+	if [ -d "$1" ]; then
+		__sg_fault 81 "$2" "Is a directory"
+	fi
+	return 0
+}
+
+__sg_unreplaceable() {
+	if [ ! -L "$1" ] && { [ -b "$1" ] || [ -c "$1" ]; }; then
+		__sg_fault 84 "$2" "device node"
+	fi
+	[ -e "$1" ] && [ -r /proc/self/mountinfo ] || return 0
+	local dir=${1%/*} canon mp _
+	canon=$(cd -P -- "${dir:-/}" 2>/dev/null && pwd -P && printf .) || return 0
+	canon=${canon%$'\n.'}
+	canon=${canon%/}/${1##*/}
+	while read -r _ _ _ _ mp _; do
+		mp=${mp//\\040/ }
+		mp=${mp//\\011/$'\t'}
+		mp=${mp//\\012/$'\n'}
+		mp=${mp//\\134/\\}
+		if [ "$mp" = "$canon" ]; then
+			__sg_fault 84 "$2" "mount point"
+		fi
+	done </proc/self/mountinfo
+	return 0
+}
+
+__sg_mkdirs() {
+	local e
+	e=$(umask 022 && mkdir -p -- "${1:-/}" 2>&1) && return 0
+	__sg_blocked "$1" "$2"
+	__sg_fault 85 "$2" "$(__sg_reason "$e")"
+}
+
+__sg_keepmode() {
+	local m=0644 e
+	if [ -f "$1" ] && [ ! -L "$1" ]; then
+		m=$(stat -c %a -- "$1" 2>/dev/null) || m=0644
+	fi
+	e=$(chmod -- "$m" "$2" 2>&1) || __sg_fault 85 "$3" "$(__sg_reason "$e")"
+	return 0
+}
+
+__sg_land() {
+	local e
+	__sg_keepmode "$1" "$2" "$3"
+	__sg_dirfault "$1" "$3"
+	e=$(mv -fT -- "$2" "$1" 2>&1) && return 0
+	__sg_pathfault "$1" "$3"
+	__sg_dirfault "$1" "$3"
+	__sg_fault 85 "$3" "$(__sg_reason "$e")"
+}
+
+__sg_pathfault "$1" -
+if [ ! -e "$1" ] && [ ! -L "$1" ]; then
+	__sg_fault 80 - "No such file or directory"
+fi
+__sg_dirfault "$1" -
+if [ -L "$1" ]; then
+	__sg_fault 83 - "symbolic link"
+fi
+if [ ! -f "$1" ]; then
+	__sg_fault 83 - "not a regular file"
+fi
+exec 3<"$1" || exit 1
+__sg_n=$(stat -c %s - <&3) || exit 1
+if [ "$__sg_n" -gt "$2" ]; then
+	__sg_fault 86 - "$__sg_n bytes, above $2"
+fi
+printf '%s\n' "$__sg_n"
+exec head -c "$__sg_n" <&3 3<&-
