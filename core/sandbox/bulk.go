@@ -229,13 +229,6 @@ func (b *BulkWrite) Paths() []string {
 	return out
 }
 
-// ManifestBytes is the manifest's content: `tmp\0target\0` per member.
-func (b *BulkWrite) ManifestBytes() []byte { return slices.Clone(b.manifest) }
-
-// DirListBytes is the dir list's content: every parent directory once,
-// sorted, each ended by a NUL.
-func (b *BulkWrite) DirListBytes() []byte { return slices.Clone(b.dirList) }
-
 // Classify maps the exit code and stderr of any of the plan's scripts to an
 // error: nil for 0, the protocol's sentinel otherwise (errors.Is works),
 // wrapped with the failing member's path when the marker names a member of

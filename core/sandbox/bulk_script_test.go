@@ -594,7 +594,7 @@ func testDiscardFindsBlockedParent(t *testing.T, e bulkEngine) {
 	// Without a manifest the dir list still finds the blocker, naming no
 	// member.
 	b2 := planIn(t, wd, FileWrite{Path: p("late/q/c")})
-	require.NoError(t, os.WriteFile(b2.DirList, b2.DirListBytes(), 0o644))
+	require.NoError(t, os.WriteFile(b2.DirList, b2.dirList, 0o644))
 	res = runArgv(t, e.with(shellRun{}), b2.DiscardCmd(), nil)
 	requireFault(t, res, ExitNotDirectory, "-")
 	requireNoResidue(t, root)

@@ -75,8 +75,8 @@ func TestBulkGolden(t *testing.T) {
 	b := goldenPlan(t)
 	var archive bytes.Buffer
 	require.NoError(t, b.WriteArchive(&archive))
-	requireGolden(t, "bulk/manifest", b.ManifestBytes())
-	requireGolden(t, "bulk/dirlist", b.DirListBytes())
+	requireGolden(t, "bulk/manifest", b.manifest)
+	requireGolden(t, "bulk/dirlist", b.dirList)
 	requireGolden(t, "bulk/archive.tar", archive.Bytes())
 	// Every script is ShellLib (snippets.go), the bulk library and its own
 	// lines: the golden files hold the last two, and each script is checked
@@ -133,9 +133,9 @@ func TestPlanBulkLayout(t *testing.T) {
 		require.Equal(t, wantTemps[i], m.temp, "member %d", i)
 		wantManifest = append(wantManifest, m.temp+"\x00"+m.target+"\x00"...)
 	}
-	require.Equal(t, wantManifest, b.ManifestBytes())
+	require.Equal(t, wantManifest, b.manifest)
 	require.Equal(t, "/\x00/workspace/"+strings.Repeat("long-", 30)+"\x00/workspace/skill\x00/workspace/skill/bin\x00/workspace/sp ace/-dash\x00",
-		string(b.DirListBytes()))
+		string(b.dirList))
 	require.Equal(t, []string{"/bin/bash", "-c", bulkRenameScript, ScriptName, b.Manifest, b.DirList, "9", "5",
 		fmt.Sprint(b.PrefixLen())}, b.RenameCmd())
 }
@@ -283,9 +283,9 @@ func TestBulkArchive(t *testing.T) {
 	files := goldenFiles()
 	require.Len(t, hdrs, 2+len(files))
 	require.Equal(t, strings.TrimPrefix(b.Manifest, "/"), hdrs[0].Name)
-	require.Equal(t, b.ManifestBytes(), bodies[0])
+	require.Equal(t, b.manifest, bodies[0])
 	require.Equal(t, strings.TrimPrefix(b.DirList, "/"), hdrs[1].Name)
-	require.Equal(t, b.DirListBytes(), bodies[1])
+	require.Equal(t, b.dirList, bodies[1])
 	for i, h := range hdrs {
 		require.Equal(t, byte(tar.TypeReg), h.Typeflag)
 		require.EqualValues(t, 0o644, h.Mode)
