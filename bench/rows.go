@@ -85,7 +85,8 @@ func execOK(ctx context.Context, sb ports.Sandbox, timeout time.Duration) error 
 }
 
 // tree is the bulk payload: count files of 5 B to 4 KiB over 100
-// directories, deterministic.
+// directories, deterministic, listed directory by directory as a tree walk
+// (how a skill's files are enumerated) rather than interleaved.
 func tree(root string, count int) []sandbox.FileWrite {
 	r := rand.New(rand.NewPCG(1, 2))
 	files := make([]sandbox.FileWrite, count)
@@ -94,7 +95,7 @@ func tree(root string, count int) []sandbox.FileWrite {
 		for j := range data {
 			data[j] = byte('a' + r.IntN(26))
 		}
-		files[i] = sandbox.FileWrite{Path: fmt.Sprintf("%s/d%02d/f%05d.txt", root, i%100, i), Data: data}
+		files[i] = sandbox.FileWrite{Path: fmt.Sprintf("%s/d%02d/f%05d.txt", root, i*100/count, i), Data: data}
 	}
 	return files
 }
