@@ -1,6 +1,6 @@
 # sandgate. `make test` is what CI runs (.ci/run); `make check` runs the linters.
-# There is no `run` or `bench` target yet: they arrive with the executor and
-# benchmark issues.
+# `make bench` measures against the raw engine (spec/PERFORMANCE.md). There is
+# no `run` target yet: it arrives with the executor issue.
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
@@ -19,7 +19,7 @@ GOLANGCI_LINT := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 # since the in-sandbox scripts they run depend on the host (bash, mounts).
 UNIT_FLAGS := $(if $(filter true,$(CI)),-count=1)
 
-.PHONY: test fmt vet unit coverage integration docker images check tidy lint
+.PHONY: test fmt vet unit coverage integration docker images check tidy lint bench
 
 ## test: gofmt, vet, unit tests with -race, core coverage gate, then a Docker
 ## engine, the local images and the integration tests.
@@ -58,6 +58,14 @@ docker:
 ## golang:1.26-bookworm), built only when missing.
 images: docker
 	build/images.sh
+
+## bench: every Docker row of spec/PERFORMANCE.md against its raw-engine
+## baseline, interleaved in one run; prints one line per row and writes
+## bench/results.json (BENCH_OUT to change it, BENCH_ROWS to pick rows).
+## Not part of `test`: benchmarks are measurements, not timed tests.
+BENCH_OUT ?= bench/results.json
+bench: images
+	$(GO) run ./bench -out $(BENCH_OUT) $(if $(BENCH_ROWS),-rows $(BENCH_ROWS))
 
 ## check: golangci-lint, vet, gofmt and go mod tidy. govulncheck is left out on
 ## purpose: its vulnerability database is unreachable from these machines; run
