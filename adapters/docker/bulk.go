@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path"
-	"strings"
 
 	"github.com/docker/docker/api/types/container"
 
@@ -35,7 +33,9 @@ func (s *handle) WriteFiles(ctx context.Context, files []sandbox.FileWrite) erro
 	if code != 0 {
 		return plan.Classify(code, stderr)
 	}
-	base := commonDir(plan.Paths())
+	// The deepest directory holding every temporary file: Docker refuses a
+	// PUT into a read-only root unless its destination lies in a volume.
+	base := plan.MembersRoot()
 	members := producer(func(w io.Writer) error { return plan.WriteMembersAt(w, base) })
 	defer members.Close()
 	// CopyUIDGID: the daemon extracts as the container's user, so a non-root
@@ -72,19 +72,4 @@ func producer(write func(io.Writer) error) io.ReadCloser {
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(write(pw)) }()
 	return pr
-}
-
-// commonDir is the deepest directory holding every target's parent: the
-// archive PUT's destination. Docker refuses a PUT into a read-only root
-// unless the destination is inside a volume, so the destination must be as
-// deep as the batch allows (the workdir, for the usual batch under it).
-func commonDir(targets []string) string {
-	base := path.Dir(targets[0])
-	for _, t := range targets[1:] {
-		d := path.Dir(t)
-		for base != "/" && d != base && !strings.HasPrefix(d, base+"/") {
-			base = path.Dir(base)
-		}
-	}
-	return base
 }

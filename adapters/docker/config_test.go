@@ -89,13 +89,3 @@ func TestObserve(t *testing.T) {
 	require.Equal(t, sandbox.Observed{Image: "img", Workdir: "/w", Net: sandbox.NetShapeOpen, Gated: true, PairedGate: "abc", CurrentGate: "abc"},
 		observe(mk("container:abc"), "abc"))
 }
-
-func TestCommonDir(t *testing.T) {
-	t.Parallel()
-	require.Equal(t, "/workspace", commonDir([]string{"/workspace/a", "/workspace/b"}))
-	require.Equal(t, "/workspace", commonDir([]string{"/workspace/a/b/c", "/workspace/x"}))
-	require.Equal(t, "/workspace/a", commonDir([]string{"/workspace/a/b", "/workspace/a/c/d"}))
-	require.Equal(t, "/", commonDir([]string{"/workspace/a", "/tmp/b"}))
-	require.Equal(t, "/", commonDir([]string{"/workspace/a", "/workspaces/b"}))
-	require.Equal(t, "/", commonDir([]string{"/a"}))
-}

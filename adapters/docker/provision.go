@@ -131,4 +131,3 @@ func (p *Provider) ensureImage(ctx context.Context, ref string) error {
 	}
 	return nil
 }
-

@@ -67,7 +67,7 @@ func encodeBase32(b []byte) string {
 // wrong.
 func ParseID(prefix, s string) (ID, error) {
 	if err := validPrefix(prefix); err != nil {
-		return "", fmt.Errorf("%w: %v", ErrInvalidID, err)
+		return "", fmt.Errorf("%w: %w", ErrInvalidID, err)
 	}
 	body, ok := strings.CutPrefix(s, prefix+"_")
 	if !ok {

@@ -20,9 +20,15 @@ import (
 // target>: a staging directory beside the target (the hex is tempNameN's, the
 // batch nonce plus the index of the first member of its run), with the
 // target's own base name inside. Consecutive members of one directory share a
-// staging directory, so the rename script lands a whole run with one
-// `mv -t` instead of one process per member: in a sandbox a process costs
-// 1 to 20 ms, and ten thousand of them would cost more than the delivery.
+// staging directory, so where the sandbox has no perl the rename script lands
+// a whole run with one `mv -t` instead of one process per member: in a
+// sandbox a process costs 1 to 20 ms, and ten thousand of them would cost
+// more than the delivery (with perl, one process renames them all).
+//
+// The flow: Docker runs PrepareCmd (stdin WritePrefix), PUTs WriteMembersAt
+// at MembersRoot, then runs RenameCmd, or DiscardCmd when the PUT failed;
+// Kubernetes runs OneShotCmd with WriteArchive on stdin. Classify reads every
+// script's exit.
 type BulkWrite struct {
 	// Manifest names the file listing `tmp\0target\0` for every member, and
 	// DirList the deduplicated parent directories. Both land in the workdir,
@@ -52,8 +58,10 @@ type bulkMember struct {
 const (
 	bulkRunBytes   = 64 << 10
 	bulkRunMembers = 1024
-	bulkPlanTries  = 4
 )
+
+// bulkPlanTries bounds PlanBulk's draws of a nonce.
+const bulkPlanTries = 4
 
 // errNonceCollision reports a member path equal to (or under) one of the
 // batch's own temporary names. It needs the random nonce guessed, so PlanBulk
@@ -63,8 +71,8 @@ var errNonceCollision = errors.New("collides with the batch's temporary names")
 // PlanBulk validates a WriteFiles batch and plans it for workdir (empty means
 // DefaultWorkdir), with a fresh random nonce. An empty batch returns a nil
 // plan and a nil error: there is nothing to do and the sandbox must not be
-// touched. Every member path must be absolute, clean, not "/" and free of
-// NUL; a member whose parent is another member's target is refused with
+// touched. Every member path must pass CheckFilePath (absolute, clean, not
+// "/", free of NUL, at most 4095 bytes); a member whose parent is another member's target is refused with
 // ErrNotDirectory, since one of the two would be blocked by the other. Errors
 // name the member's index and path; nothing reaches the sandbox on an error.
 func PlanBulk(workdir string, files []FileWrite) (*BulkWrite, error) {
@@ -88,12 +96,14 @@ func planBulk(workdir string, files []FileWrite, nonce uint64) (*BulkWrite, erro
 	if workdir == "" {
 		workdir = DefaultWorkdir
 	}
-	if why := badAbsPath(workdir); why != "" {
-		return nil, fmt.Errorf("workdir %q: %s", clipText(workdir, 256), why)
+	if workdir != "/" {
+		if err := CheckFilePath(workdir); err != nil {
+			return nil, fmt.Errorf("workdir: %w", err)
+		}
 	}
 	for i, f := range files {
-		if why := badAbsPath(f.Path); why != "" {
-			return nil, fmt.Errorf("files[%d].path %q: %s", i, clipText(f.Path, 256), why)
+		if err := CheckFilePath(f.Path); err != nil {
+			return nil, fmt.Errorf("files[%d]: %w", i, err)
 		}
 	}
 	b := &BulkWrite{members: make([]bulkMember, len(files))}
@@ -113,22 +123,6 @@ func planBulk(workdir string, files []FileWrite, nonce uint64) (*BulkWrite, erro
 	}
 	b.prefixLen = n
 	return b, nil
-}
-
-// badAbsPath says what is wrong with p as an absolute, clean, non-root,
-// NUL-free path, or "" when nothing is.
-func badAbsPath(p string) string {
-	switch {
-	case strings.IndexByte(p, 0) >= 0:
-		return "must not contain NUL"
-	case !path.IsAbs(p):
-		return "must be absolute"
-	case path.Clean(p) != p:
-		return fmt.Sprintf("must be clean (%q)", clipText(path.Clean(p), 256))
-	case p == "/":
-		return `must not be "/"`
-	}
-	return ""
 }
 
 // planTemps splits the members into runs (consecutive members of one
@@ -235,17 +229,13 @@ func (b *BulkWrite) Paths() []string {
 	return out
 }
 
-// ManifestBytes is the manifest's content: `tmp\0target\0` per member.
-func (b *BulkWrite) ManifestBytes() []byte { return slices.Clone(b.manifest) }
-
-// DirListBytes is the dir list's content: every parent directory once,
-// sorted, each ended by a NUL.
-func (b *BulkWrite) DirListBytes() []byte { return slices.Clone(b.dirList) }
-
 // Classify maps the exit code and stderr of any of the plan's scripts to an
 // error: nil for 0, the protocol's sentinel otherwise (errors.Is works),
 // wrapped with the failing member's path when the marker names a member of
-// this batch. A marker index outside the batch names no member.
+// this batch. A marker index outside the batch names no member. A
+// not-writable fault that names no member is about the batch as a whole (the
+// workdir refused the bookkeeping, or the disk filled during the one-shot
+// extraction): its *PathNotWritableError carries the workdir.
 func (b *BulkWrite) Classify(exitCode int, stderr string) error {
 	paths := b.Paths()
 	if f, ok := ParseFault(stderr); !ok || f.Code != exitCode || f.Member < 0 || f.Member >= len(paths) {
@@ -257,8 +247,6 @@ func (b *BulkWrite) Classify(exitCode int, stderr string) error {
 	err := ClassifyScript(exitCode, stderr, paths)
 	var nw *PathNotWritableError
 	if errors.As(err, &nw) && nw.Path == "" {
-		// The one not-writable fault that names no member is the
-		// bookkeeping's: the workdir refused it.
 		nw.Path = path.Dir(b.Manifest)
 	}
 	return err
@@ -268,6 +256,6 @@ func (b *BulkWrite) Classify(exitCode int, stderr string) error {
 // one argument list every bulk script takes; no path is ever part of the
 // script text.
 func (b *BulkWrite) argv(script string) []string {
-	return []string{"/bin/bash", "-c", script, "sandgate", b.Manifest, b.DirList,
-		strconv.Itoa(len(b.members)), strconv.Itoa(len(b.dirs)), strconv.FormatInt(b.prefixLen, 10)}
+	return scriptArgv(script, b.Manifest, b.DirList,
+		strconv.Itoa(len(b.members)), strconv.Itoa(len(b.dirs)), strconv.FormatInt(b.prefixLen, 10))
 }

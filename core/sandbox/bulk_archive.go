@@ -5,6 +5,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"path"
 	"strings"
 	"time"
 )
@@ -30,7 +31,7 @@ func (b *BulkWrite) WriteArchive(w io.Writer) error {
 	if err := b.writeBookkeeping(tw); err != nil {
 		return err
 	}
-	return b.finish(tw, bw)
+	return b.finish(tw, bw, "/")
 }
 
 // WritePrefix writes the archive's first PrefixLen bytes: the manifest and
@@ -49,13 +50,38 @@ func (b *BulkWrite) WritePrefix(w io.Writer) error {
 }
 
 // WriteMembers writes the rest of the archive after the prefix: every member
-// and the end-of-archive blocks — a complete tar on its own. On Docker it is
-// the body of the archive PUT at "/", after PrepareCmd has landed the
-// bookkeeping, so a PUT that breaks can never truncate the manifest the
-// recovery pass reads.
-func (b *BulkWrite) WriteMembers(w io.Writer) error {
+// and the end-of-archive blocks — a complete tar on its own, for extraction
+// at "/".
+func (b *BulkWrite) WriteMembers(w io.Writer) error { return b.WriteMembersAt(w, "/") }
+
+// WriteMembersAt is WriteMembers with the entry names relative to dir, an
+// absolute directory holding every member's temporary path (MembersRoot is
+// the deepest one). On Docker it is the body of the archive PUT at
+// MembersRoot(), after PrepareCmd has landed the bookkeeping, so a PUT that
+// breaks can never truncate the manifest the recovery pass reads. The PUT
+// goes below "/" because Docker refuses any PUT at a path of a read-only
+// root filesystem, even one whose entries all land in writable volumes.
+func (b *BulkWrite) WriteMembersAt(w io.Writer, dir string) error {
+	strip := strings.TrimRight(dir, "/") + "/"
+	for _, m := range b.members {
+		if !strings.HasPrefix(m.temp, strip) {
+			return fmt.Errorf("bulk archive: %s is not below %q", clipText(m.temp, 256), clipText(dir, 256))
+		}
+	}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	return b.finish(tar.NewWriter(bw), bw)
+	return b.finish(tar.NewWriter(bw), bw, strip)
+}
+
+// MembersRoot is the deepest directory that holds every member's temporary
+// path: where Docker's archive PUT of WriteMembersAt extracts.
+func (b *BulkWrite) MembersRoot() string {
+	root := b.dirs[0]
+	for _, d := range b.dirs[1:] {
+		for root != "/" && d != root && !strings.HasPrefix(d, root+"/") {
+			root = path.Dir(root)
+		}
+	}
+	return root
 }
 
 // PrefixLen is the byte length of WritePrefix's output.
@@ -63,16 +89,17 @@ func (b *BulkWrite) PrefixLen() int64 { return b.prefixLen }
 
 // writeBookkeeping writes the manifest and dir list entries.
 func (b *BulkWrite) writeBookkeeping(tw *tar.Writer) error {
-	if err := writeEntry(tw, b.Manifest, b.manifest); err != nil {
+	if err := writeEntry(tw, b.Manifest, "/", b.manifest); err != nil {
 		return err
 	}
-	return writeEntry(tw, b.DirList, b.dirList)
+	return writeEntry(tw, b.DirList, "/", b.dirList)
 }
 
-// finish writes every member, closes the archive and flushes.
-func (b *BulkWrite) finish(tw *tar.Writer, bw *bufio.Writer) error {
+// finish writes every member with names below strip, closes the archive and
+// flushes.
+func (b *BulkWrite) finish(tw *tar.Writer, bw *bufio.Writer, strip string) error {
 	for _, m := range b.members {
-		if err := writeEntry(tw, m.temp, m.data); err != nil {
+		if err := writeEntry(tw, m.temp, strip, m.data); err != nil {
 			return err
 		}
 	}
@@ -82,11 +109,12 @@ func (b *BulkWrite) finish(tw *tar.Writer, bw *bufio.Writer) error {
 	return bw.Flush()
 }
 
-// writeEntry writes one regular file entry at the absolute path p.
-func writeEntry(tw *tar.Writer, p string, data []byte) error {
+// writeEntry writes one regular file entry for the absolute path p, named
+// without its leading strip.
+func writeEntry(tw *tar.Writer, p, strip string, data []byte) error {
 	hdr := &tar.Header{
 		Typeflag: tar.TypeReg,
-		Name:     strings.TrimPrefix(p, "/"),
+		Name:     strings.TrimPrefix(p, strip),
 		Size:     int64(len(data)),
 		Mode:     0o644,
 		ModTime:  bulkEpoch,

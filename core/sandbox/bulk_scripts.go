@@ -5,25 +5,29 @@ package sandbox
 // (BulkWrite.argv): the bookkeeping paths, the member count, the dir count
 // and the archive prefix length. Paths never enter the script text.
 //
-// The flow on Docker is PrepareCmd (stdin: WritePrefix) → archive PUT at "/"
-// (body: WriteMembers) → RenameCmd, or DiscardCmd when the PUT failed. On
-// Kubernetes it is OneShotCmd alone (stdin: WriteArchive), which does all
-// three in one exec.
+// The flow on Docker is PrepareCmd (stdin: WritePrefix) → archive PUT at
+// MembersRoot (body: WriteMembersAt) → RenameCmd, or DiscardCmd when the PUT
+// failed. On Kubernetes it is OneShotCmd alone (stdin: WriteArchive), which
+// does all three in one exec.
 //
-// Cost is what shapes bulkLib: a process costs 1 to 20 ms in a sandbox, so
-// nothing runs once per member on the way to success. The loops over members
-// are bash builtins ([[ -d ]], string cuts); the tools run once per chunk of
-// arguments (mkdir, stat, chmod, touch, rm) or once per run of members that
-// share a staging directory (mv -t). Only a failure falls back to the
-// per-member functions of ShellLib, to name the member and its reason.
+// Cost is what shapes bulkLib: a process costs 1 to 20 ms in a sandbox and
+// bash runs a loop of ten thousand slowly, so the per-member work runs in one
+// perl process (bulkPerl) where perl exists. Without perl, bash does the same
+// steps: its loops over members are builtins ([[ -d ]], string cuts), its
+// tools run once per chunk of arguments (mkdir, stat, chmod, touch, rm) or
+// once per run of members sharing a staging directory (mv -t). Either way, a
+// failure falls back to ShellLib's per-member functions to name the member
+// and its reason.
 //
 // bulkLib's functions:
 //
 //   - __sgb_chunk ARRAY CMD...: run `CMD... -- ELEMENTS` over ARRAY in chunks
 //     of at most 64 KiB of arguments; fails if any chunk failed.
-//   - __sgb_exit: the EXIT trap. With __sgb_shed=1 a failing exit, and with
+//   - __sgb_pl ACTION START: exec bulkPerl (only inside $(...) or (...)).
+//   - __sgb_exit: the EXIT trap. With __sgb_shed=1 a failing exit, with
 //     __sgb_shed=2 any exit, removes the staging directories and the
-//     bookkeeping, so every fault sheds what the batch left.
+//     bookkeeping, so every fault sheds what the batch left; __sgb_shed=3
+//     removes the bookkeeping alone (perl removed the staging directories).
 //   - __sgb_unpack: extract the archive's first PREFIX bytes from stdin (the
 //     bookkeeping entries); a failure is 82 (blocked workdir), 85 (workdir not
 //     writable) or 87.
@@ -38,19 +42,22 @@ package sandbox
 //     everything matched N and D.
 //   - __sgb_blocked_members: fault 82 naming the lowest member whose parent
 //     chain holds a non-directory.
-//   - __sgb_prepare: __sgb_blocked_members, then `mkdir -p` every listed
-//     directory (new ones 0755) and `mkdir` every staging directory; a failure
+//   - __sgb_step STEP: run __sgb_pl_STEP (the perl engine) where perl exists
+//     and runs, else __sgb_sh_STEP (bash) on the loaded manifest.
+//   - step prepare: refuse a blocked parent chain (82), then create every
+//     listed directory (new ones 0755) and every staging directory; a failure
 //     is 82 or 85 naming a member.
-//   - __sgb_present: fault 87 naming the first member whose temporary file is
-//     missing.
-//   - __sgb_land_all: land every member in order, stopping at the first
-//     failure. __sgb_scan finds the next member bound to fail (a directory
-//     target, a parent that is not a writable directory), __sgb_modes sets the
-//     modes of the members before it in bulk (an existing regular target's
-//     mode, else 0644) and touches them, __sgb_move moves them run by run; the
-//     bound-to-fail member then goes through __sg_land alone, which names its
-//     failure (or lands it after all). A bulk step that fails unexpectedly
-//     falls back to __sg_land member by member.
+//   - step land: check that every temporary file arrived (87 naming the
+//     first missing member), then land every member in order, stopping at the
+//     first failure. In the bash engine __sgb_scan finds the next member
+//     bound to fail (a directory target, a parent that is not a writable
+//     directory),
+//     __sgb_modes sets the modes of the members before it in bulk (an
+//     existing regular target's mode, else 0644) and touches them, and
+//     __sgb_move moves them run by run. The member that fails (or is bound
+//     to) then goes through __sg_land alone, which names its failure or lands
+//     it after all, and the run goes on after it. A bulk step that fails
+//     unexpectedly falls back to __sg_land member by member.
 const bulkLib = `
 __sgb_m=$1 __sgb_d=$2 __sgb_n=$3 __sgb_nd=$4 __sgb_p=$5
 if ! [[ $__sgb_n =~ ^[0-9]+$ && $__sgb_nd =~ ^[0-9]+$ && $__sgb_p =~ ^[0-9]+$ && $__sgb_m == /?* && $__sgb_d == /?* ]]; then
@@ -60,8 +67,19 @@ fi
 __sgb_shed=0
 __sgb_tmp=() __sgb_tgt=() __sgb_dirs=() __sgb_stage=() __sgb_first=()
 declare -A __sgb_okdir=()
+__sgb_perl=
+if command -v perl >/dev/null 2>&1; then
+	__sgb_perl=1
+fi
 umask 022
 trap __sgb_exit EXIT
+
+__sgb_plprog='` + bulkPerl + `'
+
+__sgb_pl() {
+	unset PERL5OPT PERL5LIB PERLLIB PERL5DB PERL_UNICODE PERLIO
+	exec perl -e "$__sgb_plprog" -- "$1" "$__sgb_m" "$__sgb_n" "$2"
+}
 
 __sgb_chunk() {
 	local -n __sgb_list=$1
@@ -85,7 +103,12 @@ __sgb_chunk() {
 __sgb_exit() {
 	local rc=$?
 	if (( __sgb_shed == 2 || (__sgb_shed == 1 && rc != 0) )); then
-		__sgb_chunk __sgb_stage rm -rf 2>/dev/null
+		if (( ${#__sgb_stage[@]} )) || [[ -z $__sgb_perl ]] || ! (__sgb_pl shed 0) >/dev/null 2>&1; then
+			(( ${#__sgb_stage[@]} )) || __sgb_load 0
+			__sgb_chunk __sgb_stage rm -rf 2>/dev/null
+		fi
+	fi
+	if (( __sgb_shed >= 2 || (__sgb_shed == 1 && rc != 0) )); then
 		rm -f -- "$__sgb_m" "$__sgb_d" 2>/dev/null
 	fi
 	exit "$rc"
@@ -102,9 +125,24 @@ __sgb_unpack() {
 	__sg_fault 87 - "bulk bookkeeping did not arrive: $(__sg_reason "${e%%$'\n'*}")"
 }
 
+__sgb_extract_rest() {
+	local e l r
+	e=$(tar -x -C / -f - --no-same-owner -m 2>&1) && return 0
+	__sgb_blocked_members
+	while IFS= read -r l; do
+		case ${l##*: } in
+		"Permission denied" | "Read-only file system" | "No space left on device" | "Disk quota exceeded" | "Wrote only "*)
+			__sg_fault 85 - "${l##*: }" ;;
+		esac
+	done <<<"$e"
+	r=${e%%$'\n'*}
+	__sg_fault 87 - "archive extraction failed: ${r##*: }"
+}
+
 __sgb_load() {
 	local -a m=()
 	local i s t st prev= re='^\.sandgate-write-[0-9a-f]{16}$'
+	__sgb_tmp=() __sgb_tgt=() __sgb_dirs=() __sgb_stage=() __sgb_first=()
 	if [[ -f $__sgb_d ]]; then
 		mapfile -d '' -t __sgb_dirs <"$__sgb_d"
 	fi
@@ -130,6 +168,7 @@ __sgb_load() {
 __sgb_blocked_members() {
 	local i d prev=
 	local -A seen=()
+	(( ${#__sgb_tgt[@]} )) || __sgb_load 0
 	for ((i = 0; i < ${#__sgb_tgt[@]}; i++)); do
 		d=${__sgb_tgt[i]%/*}
 		d=${d:-/}
@@ -141,7 +180,39 @@ __sgb_blocked_members() {
 	done
 }
 
-__sgb_prepare() {
+__sgb_malformed() {
+	__sg_fault 87 - "bulk manifest missing or malformed"
+}
+
+__sgb_step() {
+	if [[ -n $__sgb_perl ]]; then
+		"__sgb_pl_$1" && return 0
+	fi
+	__sgb_load 1 || __sgb_malformed
+	"__sgb_sh_$1"
+}
+
+__sgb_pl_prepare() {
+	local out rc i d
+	out=$(__sgb_pl prepare 0)
+	rc=$?
+	i=${out%%$'\t'*}
+	case $rc in
+	0) return 0 ;;
+	3) __sgb_malformed ;;
+	6 | 7 | 8) [[ $i =~ ^[0-9]+$ ]] && __sgb_load 1 && (( i < __sgb_n )) || __sgb_malformed ;;
+	*) return 1 ;;
+	esac
+	d=${__sgb_tgt[i]%/*}
+	case $rc in
+	6) __sg_blocked "${d:-/}" "$i" ;;
+	7) __sg_mkdirs "${d:-/}" "$i" ;;
+	8) __sg_pathfault "${__sgb_tmp[i]%/*}" "$i" ;;
+	esac
+	__sg_fault "$(( rc == 6 ? 82 : 85 ))" "$i" "${out#*$'\t'}"
+}
+
+__sgb_sh_prepare() {
 	local i d k e
 	__sgb_blocked_members
 	if ! __sgb_chunk __sgb_dirs mkdir -p 2>/dev/null; then
@@ -159,6 +230,26 @@ __sgb_prepare() {
 			fi
 		done
 	fi
+}
+
+__sgb_pl_land() {
+	local out rc i s=0
+	while :; do
+		out=$(__sgb_pl land "$s")
+		rc=$?
+		i=${out%%$'\t'*}
+		case $rc in
+		0) __sgb_shed=3; return 0 ;;
+		3) __sgb_malformed ;;
+		4 | 5) [[ $i =~ ^[0-9]+$ ]] && (( i < __sgb_n )) || __sgb_malformed ;;
+		*) return 1 ;;
+		esac
+		(( rc == 4 )) && __sg_fault 87 "$i" "temporary file missing"
+		(( ${#__sgb_tgt[@]} )) || __sgb_load 1 || __sgb_malformed
+		touch -c -- "${__sgb_tmp[i]}" 2>/dev/null
+		__sg_land "${__sgb_tgt[i]}" "${__sgb_tmp[i]}" "$i"
+		s=$((i + 1))
+	done
 }
 
 __sgb_present() {
@@ -239,8 +330,9 @@ __sgb_move() {
 	done
 }
 
-__sgb_land_all() {
+__sgb_sh_land() {
 	local s=0 k i
+	__sgb_present
 	while (( s < __sgb_n )); do
 		__sgb_scan "$s"
 		k=$__sgb_k
@@ -251,25 +343,12 @@ __sgb_land_all() {
 				__sg_land "${__sgb_tgt[i]}" "${__sgb_tmp[i]}" "$i"
 			done
 		fi
-		(( k < __sgb_n )) || return 0
+		(( k < __sgb_n )) || break
 		touch -c -- "${__sgb_tmp[k]}" 2>/dev/null
 		__sg_land "${__sgb_tgt[k]}" "${__sgb_tmp[k]}" "$k"
 		s=$((k + 1))
 	done
-}
-
-__sgb_extract_rest() {
-	local e l r
-	e=$(tar -x -C / -f - --no-same-owner -m 2>&1) && return 0
-	__sgb_blocked_members
-	while IFS= read -r l; do
-		case ${l##*: } in
-		"Permission denied" | "Read-only file system" | "No space left on device" | "Disk quota exceeded" | "Wrote only "*)
-			__sg_fault 85 - "${l##*: }" ;;
-		esac
-	done <<<"$e"
-	r=${e%%$'\n'*}
-	__sg_fault 87 - "archive extraction failed: ${r##*: }"
+	__sgb_shed=2
 }
 `
 
@@ -277,18 +356,13 @@ __sgb_extract_rest() {
 const (
 	bulkPrepareMain = `__sgb_shed=1
 __sgb_unpack
-__sgb_load 1 || __sg_fault 87 - "bulk manifest missing or malformed"
-__sgb_prepare
+__sgb_step prepare
 __sgb_shed=0
 `
 	bulkRenameMain = `__sgb_shed=1
-__sgb_load 1 || __sg_fault 87 - "bulk manifest missing or malformed"
-__sgb_present
-__sgb_land_all
-__sgb_shed=2
+__sgb_step land
 `
 	bulkDiscardMain = `__sgb_shed=2
-__sgb_load 0
 __sgb_blocked_members
 for __sgb_x in "${__sgb_dirs[@]}"; do
 	[[ $__sgb_x == /* ]] && __sg_blocked "$__sgb_x" -
@@ -297,12 +371,9 @@ __sg_fault 87 - "bulk delivery incomplete"
 `
 	bulkOneShotMain = `__sgb_shed=1
 __sgb_unpack
-__sgb_load 1 || __sg_fault 87 - "bulk manifest missing or malformed"
-__sgb_prepare
+__sgb_step prepare
 __sgb_extract_rest
-__sgb_present
-__sgb_land_all
-__sgb_shed=2
+__sgb_step land
 `
 )
 
@@ -325,7 +396,7 @@ const (
 func (b *BulkWrite) PrepareCmd() []string { return b.argv(bulkPrepareScript) }
 
 // RenameCmd is Docker's second exec, after a successful PUT of
-// WriteMembers at "/". It checks that every temporary file arrived before it
+// WriteMembersAt at MembersRoot. It checks that every temporary file arrived before it
 // moves any (ExitShortDelivery otherwise, landing nothing), then lands the
 // members in order: a directory target (or a symlink to one) is
 // ExitIsDirectory, an existing regular target's mode is kept and a new file

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +41,28 @@ func goldenFiles() []FileWrite {
 	}
 }
 
+// requireGolden compares got with testdata/NAME byte for byte, or writes it
+// there under -update.
+func requireGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	file := filepath.Join("testdata", filepath.FromSlash(name))
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
+		require.NoError(t, os.WriteFile(file, got, 0o644))
+		return
+	}
+	want, err := os.ReadFile(file)
+	require.NoError(t, err, "golden file missing: run with -update")
+	if !bytes.Equal(want, got) {
+		i := 0
+		for i < len(want) && i < len(got) && want[i] == got[i] {
+			i++
+		}
+		t.Fatalf("%s differs at byte %d (golden %d bytes, got %d): rerun with -update if the change is intended",
+			file, i, len(want), len(got))
+	}
+}
+
 func goldenPlan(t *testing.T) *BulkWrite {
 	t.Helper()
 	b, err := planBulk("", goldenFiles(), goldenNonce)
@@ -51,8 +75,8 @@ func TestBulkGolden(t *testing.T) {
 	b := goldenPlan(t)
 	var archive bytes.Buffer
 	require.NoError(t, b.WriteArchive(&archive))
-	requireGolden(t, "bulk/manifest", b.ManifestBytes())
-	requireGolden(t, "bulk/dirlist", b.DirListBytes())
+	requireGolden(t, "bulk/manifest", b.manifest)
+	requireGolden(t, "bulk/dirlist", b.dirList)
 	requireGolden(t, "bulk/archive.tar", archive.Bytes())
 	// Every script is ShellLib (snippets.go), the bulk library and its own
 	// lines: the golden files hold the last two, and each script is checked
@@ -71,6 +95,12 @@ func TestBulkGolden(t *testing.T) {
 		require.Equal(t, ShellLib+bulkLib+s.main, s.cmd[2], s.name)
 		requireGolden(t, "bulk/"+s.name+".sh", []byte(s.main))
 	}
+}
+
+func TestBulkPerlFitsItsQuotes(t *testing.T) {
+	t.Parallel()
+	require.NotContains(t, bulkPerl, "'", "bulkLib holds the perl program in a single-quoted word")
+	require.Contains(t, bulkLib, "__sgb_plprog='"+bulkPerl+"'\n")
 }
 
 func TestPlanBulkLayout(t *testing.T) {
@@ -103,10 +133,10 @@ func TestPlanBulkLayout(t *testing.T) {
 		require.Equal(t, wantTemps[i], m.temp, "member %d", i)
 		wantManifest = append(wantManifest, m.temp+"\x00"+m.target+"\x00"...)
 	}
-	require.Equal(t, wantManifest, b.ManifestBytes())
+	require.Equal(t, wantManifest, b.manifest)
 	require.Equal(t, "/\x00/workspace/"+strings.Repeat("long-", 30)+"\x00/workspace/skill\x00/workspace/skill/bin\x00/workspace/sp ace/-dash\x00",
-		string(b.DirListBytes()))
-	require.Equal(t, []string{"/bin/bash", "-c", bulkRenameScript, "sandgate", b.Manifest, b.DirList, "9", "5",
+		string(b.dirList))
+	require.Equal(t, []string{"/bin/bash", "-c", bulkRenameScript, ScriptName, b.Manifest, b.DirList, "9", "5",
 		fmt.Sprint(b.PrefixLen())}, b.RenameCmd())
 }
 
@@ -151,6 +181,14 @@ func TestPlanBulkEmpty(t *testing.T) {
 	require.Nil(t, b)
 }
 
+func TestPlanBulkWorkdirRoot(t *testing.T) {
+	t.Parallel()
+	b, err := planBulk("/", []FileWrite{{Path: "/a"}}, 1)
+	require.NoError(t, err)
+	require.Equal(t, "/.sandgate-write-0000000000000001.manifest", b.Manifest)
+	require.Equal(t, "/.sandgate-write-0000000000000001.dirs", b.DirList)
+}
+
 func TestPlanBulkInvalid(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -160,17 +198,18 @@ func TestPlanBulkInvalid(t *testing.T) {
 		want    string
 		is      error
 	}{
-		{"relative", "", []string{"/ok", "rel/x"}, `files[1].path "rel/x": must be absolute`, nil},
-		{"empty path", "", []string{""}, `files[0].path "": must be absolute`, nil},
-		{"dot-dot", "", []string{"/a/../b"}, `files[0].path "/a/../b": must be clean ("/b")`, nil},
-		{"trailing slash", "", []string{"/a/"}, `files[0].path "/a/": must be clean ("/a")`, nil},
-		{"double slash", "", []string{"//a"}, `files[0].path "//a": must be clean ("/a")`, nil},
-		{"dot", "", []string{"/a/./b"}, `files[0].path "/a/./b": must be clean ("/a/b")`, nil},
-		{"root", "", []string{"/x", "/y", "/"}, `files[2].path "/": must not be "/"`, nil},
-		{"NUL", "", []string{"/a\x00b"}, `files[0].path "/a\x00b": must not contain NUL`, nil},
-		{"workdir relative", "work", []string{"/a"}, `workdir "work": must be absolute`, nil},
-		{"workdir unclean", "/work/", []string{"/a"}, `workdir "/work/": must be clean ("/work")`, nil},
-		{"workdir NUL", "/w\x00", []string{"/a"}, `workdir "/w\x00": must not contain NUL`, nil},
+		{"relative", "", []string{"/ok", "rel/x"}, `files[1]: path "rel/x": not absolute`, nil},
+		{"empty path", "", []string{""}, `files[0]: path: empty`, nil},
+		{"dot-dot", "", []string{"/a/../b"}, `files[0]: path "/a/../b": not clean (want "/b")`, nil},
+		{"trailing slash", "", []string{"/a/"}, `files[0]: path "/a/": not clean (want "/a")`, nil},
+		{"double slash", "", []string{"//a"}, `files[0]: path "//a": not clean (want "/a")`, nil},
+		{"dot", "", []string{"/a/./b"}, `files[0]: path "/a/./b": not clean (want "/a/b")`, nil},
+		{"root", "", []string{"/x", "/y", "/"}, `files[2]: path "/": is a directory`, ErrIsDirectory},
+		{"NUL", "", []string{"/a\x00b"}, `files[0]: path "/a\x00b": contains a NUL byte`, nil},
+		{"too long", "", []string{"/" + strings.Repeat("x", 4095)}, `files[0]: path: 4096 bytes, longer than 4095`, nil},
+		{"workdir relative", "work", []string{"/a"}, `workdir: path "work": not absolute`, nil},
+		{"workdir unclean", "/work/", []string{"/a"}, `workdir: path "/work/": not clean (want "/work")`, nil},
+		{"workdir NUL", "/w\x00", []string{"/a"}, `workdir: path "/w\x00": contains a NUL byte`, nil},
 		{"parent is a member, earlier", "", []string{"/w/a", "/w/a/b/c"},
 			`files[1].path "/w/a/b/c": parent "/w/a" is files[0], written as a file: not a directory`, ErrNotDirectory},
 		{"parent is a member, later", "", []string{"/w/a/b", "/w/a"},
@@ -244,9 +283,9 @@ func TestBulkArchive(t *testing.T) {
 	files := goldenFiles()
 	require.Len(t, hdrs, 2+len(files))
 	require.Equal(t, strings.TrimPrefix(b.Manifest, "/"), hdrs[0].Name)
-	require.Equal(t, b.ManifestBytes(), bodies[0])
+	require.Equal(t, b.manifest, bodies[0])
 	require.Equal(t, strings.TrimPrefix(b.DirList, "/"), hdrs[1].Name)
-	require.Equal(t, b.DirListBytes(), bodies[1])
+	require.Equal(t, b.dirList, bodies[1])
 	for i, h := range hdrs {
 		require.Equal(t, byte(tar.TypeReg), h.Typeflag)
 		require.EqualValues(t, 0o644, h.Mode)
@@ -264,6 +303,40 @@ func TestBulkArchive(t *testing.T) {
 	require.Len(t, memberBodies, len(files), "WriteMembers is a complete archive of the members")
 }
 
+func TestBulkMembersRoot(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "/", goldenPlan(t).MembersRoot())
+	cases := []struct {
+		paths []string
+		root  string
+	}{
+		{[]string{"/w/a/x"}, "/w/a"},
+		{[]string{"/w/a/x", "/w/a/y/z", "/w/a/y/q/r"}, "/w/a"},
+		{[]string{"/w/a/x", "/w/ab/x"}, "/w"},
+		{[]string{"/w/ab/x", "/w/a/x", "/w/a/b/c"}, "/w"},
+		{[]string{"/x", "/w/a/x"}, "/"},
+	}
+	for _, tc := range cases {
+		files := make([]FileWrite, len(tc.paths))
+		for i, p := range tc.paths {
+			files[i] = FileWrite{Path: p, Data: []byte(p)}
+		}
+		b, err := planBulk("/w", files, 1)
+		require.NoError(t, err)
+		require.Equal(t, tc.root, b.MembersRoot(), tc.paths)
+		var buf bytes.Buffer
+		require.NoError(t, b.WriteMembersAt(&buf, tc.root+"/"))
+		hdrs, bodies := readArchive(t, buf.Bytes())
+		for i, h := range hdrs {
+			require.Equal(t, b.members[i].temp, path.Join(tc.root, h.Name))
+			require.Equal(t, tc.paths[i], string(bodies[i]))
+		}
+	}
+	b, err := planBulk("/w", []FileWrite{{Path: "/w/a/x"}, {Path: "/w/b/y"}}, 1)
+	require.NoError(t, err)
+	require.ErrorContains(t, b.WriteMembersAt(io.Discard, "/w/a"), "is not below \"/w/a\"")
+}
+
 func TestBulkArchiveStreamsData(t *testing.T) {
 	t.Parallel()
 	data := []byte("original")
@@ -276,10 +349,10 @@ func TestBulkArchiveStreamsData(t *testing.T) {
 	require.Equal(t, []byte("changed!"), bodies[2], "the plan keeps the caller's slice, it does not copy it")
 }
 
-// failWriter fails once more than n bytes were written.
-type failWriter struct{ n int }
+// budgetWriter fails a write that would take it past n bytes.
+type budgetWriter struct{ n int }
 
-func (w *failWriter) Write(p []byte) (int, error) {
+func (w *budgetWriter) Write(p []byte) (int, error) {
 	if len(p) > w.n {
 		return 0, errors.New("broken pipe")
 	}
@@ -293,10 +366,10 @@ func TestBulkArchiveWriteErrors(t *testing.T) {
 	b, err := planBulk("/w", []FileWrite{{Path: "/w/a", Data: big}, {Path: "/w/b", Data: big}}, 1)
 	require.NoError(t, err)
 	for _, n := range []int{0, 100 << 10, 300 << 10} {
-		require.ErrorContains(t, b.WriteArchive(&failWriter{n: n}), "broken pipe", n)
+		require.ErrorContains(t, b.WriteArchive(&budgetWriter{n: n}), "broken pipe", n)
 	}
-	require.ErrorContains(t, b.WritePrefix(&failWriter{}), "broken pipe")
-	require.ErrorContains(t, b.WriteMembers(&failWriter{n: 400 << 10}), "broken pipe")
+	require.ErrorContains(t, b.WritePrefix(&budgetWriter{}), "broken pipe")
+	require.ErrorContains(t, b.WriteMembers(&budgetWriter{n: 400 << 10}), "broken pipe")
 }
 
 func TestBulkClassify(t *testing.T) {
@@ -379,6 +452,7 @@ func FuzzPlanBulkPaths(f *testing.F) {
 			require.Equal(t, path.Clean(s), s, "%q accepted but not clean", s)
 			require.NotEqual(t, "/", s)
 			require.NotContains(t, s, "\x00")
+			require.LessOrEqual(t, len(s), 4095)
 		}
 		require.NoError(t, b.WriteArchive(io.Discard))
 	})

@@ -73,8 +73,9 @@ const execName = "sandgate-exec"
 // exec's working directory itself (Kubernetes). exec keeps one process, so
 // the command sees the same pid, parent and SHLVL as `/bin/bash -c CMD`;
 // OLDPWD is unset so that the cd leaves no trace in its environment. A
-// working directory that cannot be entered exits 126 — what Docker reports
-// for an exec whose WorkingDir is missing — with bash's message on stderr.
+// working directory that cannot be entered exits 126 — the code Docker
+// gives an exec that cannot start, as one whose WorkingDir is missing —
+// with bash's message on stderr.
 const execCdScript = `cd -- "$1" || exit 126; unset OLDPWD; exec /bin/bash -c "$2"`
 
 // ExecArgv is the argv that runs req, which ValidateExec accepted. workdir is

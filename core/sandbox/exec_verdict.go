@@ -88,6 +88,12 @@ type ExecEvidence struct {
 //     with its own exit code and output.
 //   - Processes that left the group (setsid, a job-control shell) survive the
 //     deadline kill; only the sandbox's pids limit and reaping contain them.
+//   - GroupProbeArgv and KillGroupArgv run the sandbox's own /bin/bash. A
+//     command that can replace it (root on a writable root filesystem) can
+//     make its group look empty after killing its wrapper; it gains nothing
+//     it could not get by leaving the group: the exec reports 137, not
+//     TimedOut, and the process lives on. Docker's top is outside evidence
+//     and immune; a read-only root filesystem closes it on Kubernetes.
 func TimedOut(e ExecEvidence) bool {
 	if e.Deadline <= 0 {
 		return false
@@ -99,8 +105,10 @@ func TimedOut(e ExecEvidence) bool {
 // died of a signal (129..192), so that the command may have killed its
 // wrapper and still run. The adapter must then measure Finished as the
 // moment the wrapper's process group is first seen empty, killing it
-// itself at Deadline + EnforceGrace. A wrapper that exits on its own passes
-// its command's status on, so a lower (or higher) code means the command
+// itself at Deadline + EnforceGrace. The group is the header's pid (wait
+// for HeaderStripper.Decided: the daemon may report the wrapper gone before
+// the header has been read). A wrapper that exits on its own passes its
+// command's status on, so a lower (or higher) code means the command
 // finished when the wrapper did.
 func NeedsGroupCheck(exitCode int) bool {
 	return exitCode > 128 && exitCode <= 128+maxSignal

@@ -18,9 +18,9 @@ import (
 //     setsid (which keeps its pid).
 //  2. writes the header `sandgate-exec:<pid>\n` to stderr. Nothing else can
 //     have written to the exec's stderr yet — the command does not exist — so
-//     these first bytes are trustworthy: they name the process group the
-//     adapter kills or probes from outside (KillGroupArgv, GroupProbeArgv).
-//     HeaderStripper removes the line again.
+//     these first bytes are as trustworthy as the image's /bin/bash: they
+//     name the process group the adapter kills or probes from outside
+//     (KillGroupArgv, GroupProbeArgv). HeaderStripper removes the line again.
 //  3. enters WORKDIR when it is not empty (126 when it cannot).
 //  4. starts the watchdog D (watchdogScript) as a forked subshell in a
 //     process group of its own (job control on for that one fork), so that
@@ -107,9 +107,11 @@ exit 1
 `
 
 // KillGroupArgv is the argv of the exec an adapter runs to SIGKILL the
-// process group pid (the pid of a wrapper's header) from outside, when the
-// wrapper still runs at deadline + EnforceGrace. It exits 0 when the signal
-// was sent and 1 when the group no longer exists. A pid below 2 is refused:
+// process group pid from outside, when the wrapper still runs at deadline +
+// EnforceGrace. pid is the header's (HeaderStripper.Pid), which counts in
+// the sandbox's pid namespace — not Docker's ExecInspect pid, which counts
+// on the host. It exits 0 when the signal was sent and 1 when the group no
+// longer exists (or may not be signalled). A pid below 2 is refused:
 // no wrapper can have it, and group 1 or 0 would hit the sandbox's init or
 // the killer itself.
 func KillGroupArgv(pid int) ([]string, error) {

@@ -1,5 +1,4 @@
 __sgb_shed=1
 __sgb_unpack
-__sgb_load 1 || __sg_fault 87 - "bulk manifest missing or malformed"
-__sgb_prepare
+__sgb_step prepare
 __sgb_shed=0

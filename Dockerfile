@@ -1,0 +1,27 @@
+# sandgate images: `docker build --target executor .` and `--target gate`.
+#
+# Plain Dockerfile syntax on purpose (no BuildKit-only features), so the
+# classic builder works too: DOCKER_BUILDKIT=0 with a docker CLI that has no
+# buildx. On machines that cannot pull, build/images.sh makes the two base
+# images locally under these same names.
+
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+# Modules first, in their own layer: it is reused until go.mod or go.sum change.
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+ARG VERSION=dev
+ENV CGO_ENABLED=0
+RUN go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/ ./cmd/executor ./cmd/gate
+
+# The executor: sandgate's service and CLI.
+FROM debian:bookworm AS executor
+COPY --from=build /out/executor /usr/local/bin/executor
+ENTRYPOINT ["/usr/local/bin/executor"]
+
+# The per-session egress gate. It starts as root to install its firewall and
+# then drops to its own uid; iptables is added here with the gate issue.
+FROM debian:bookworm AS gate
+COPY --from=build /out/gate /usr/local/bin/gate
+ENTRYPOINT ["/usr/local/bin/gate"]

@@ -1,0 +1,86 @@
+# sandgate. `make test` is what CI runs (.ci/run); `make check` runs the linters.
+# `make bench` measures against the raw engine (spec/PERFORMANCE.md). There is
+# no `run` target yet: it arrives with the executor issue.
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := test
+MAKEFLAGS += --no-print-directory
+
+GO ?= go
+MODULE := github.com/sandgate/sandgate
+BIN := $(CURDIR)/.bin
+COVER := $(CURDIR)/.cover
+# Core is pure logic: it stays covered at this percentage or better.
+CORE_COVERAGE_MIN := 90
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+# Under CI every unit test really runs: no result comes from the test cache,
+# since the in-sandbox scripts they run depend on the host (bash, mounts).
+UNIT_FLAGS := $(if $(filter true,$(CI)),-count=1)
+
+.PHONY: test fmt vet unit coverage integration docker images check tidy lint bench
+
+## test: gofmt, vet, unit tests with -race, core coverage gate, then a Docker
+## engine, the local images and the integration tests.
+test: fmt vet coverage images integration
+
+fmt:
+	@files=$$(gofmt -l .); \
+	if [ -n "$$files" ]; then echo "gofmt: unformatted files (run gofmt -w):"; echo "$$files"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+	$(GO) vet -tags integration ./...
+
+unit:
+	@mkdir -p $(COVER)
+	$(GO) test -race $(UNIT_FLAGS) -covermode=atomic -coverprofile=$(COVER)/unit.out ./...
+
+# Coverage of core/ alone, from the unit run's profile; packages without tests
+# count as 0 %.
+coverage: unit
+	@grep -E '^mode:|^$(MODULE)/core/' $(COVER)/unit.out >$(COVER)/core.out
+	@total=$$($(GO) tool cover -func=$(COVER)/core.out | awk '$$1 == "total:" { sub(/%/, "", $$NF); print $$NF }'); \
+	echo "core coverage: $$total % (minimum $(CORE_COVERAGE_MIN) %)"; \
+	awk -v t="$$total" -v min=$(CORE_COVERAGE_MIN) 'BEGIN { exit !(t + 0 >= min) }' || \
+		{ echo "core coverage $$total % is below $(CORE_COVERAGE_MIN) %"; exit 1; }
+
+# -count=1: results that depend on a live engine must not come from the cache.
+integration:
+	$(GO) test -race -count=1 -tags integration ./...
+
+## docker: make sure a Docker engine answers (installs and starts one as root).
+docker:
+	build/ensure-docker.sh
+
+## images: the local base images (debian:bookworm, busybox:1.35,
+## golang:1.26-bookworm), built only when missing.
+images: docker
+	build/images.sh
+
+## bench: every Docker row of spec/PERFORMANCE.md against its raw-engine
+## baseline, interleaved in one run; prints one line per row and writes
+## bench/results.json (BENCH_OUT to change it, BENCH_ROWS to pick rows).
+## Not part of `test`: benchmarks are measurements, not timed tests.
+BENCH_OUT ?= bench/results.json
+bench: images
+	$(GO) run ./bench -out $(BENCH_OUT) $(if $(BENCH_ROWS),-rows $(BENCH_ROWS))
+
+## check: golangci-lint, vet, gofmt and go mod tidy. govulncheck is left out on
+## purpose: its vulnerability database is unreachable from these machines; run
+## it where it can be reached.
+check: fmt vet tidy lint
+
+tidy:
+	$(GO) mod tidy -diff
+
+lint: $(GOLANGCI_LINT)
+	$(GOLANGCI_LINT) run ./...
+
+# The version is in the file name, so changing GOLANGCI_LINT_VERSION installs
+# the new one and a stale binary is never used.
+$(GOLANGCI_LINT):
+	@mkdir -p $(BIN)
+	GOBIN=$(BIN) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv $(BIN)/golangci-lint $@

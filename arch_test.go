@@ -1,0 +1,207 @@
+package sandgate_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The import rule of ARCHITECTURE.md, enforced from what the go tool itself
+// resolves rather than by review:
+//
+//	core     → the standard library and core only, and no I/O packages
+//	ports    → the standard library, core and ports
+//	adapters → anything but cmd and another adapter
+//	cmd      → anything; cmd/executor is the only place that may import
+//	           go.uber.org/fx (cmd/gate wires by hand)
+//
+// ports/porttest is the conformance suite every adapter runs; it is a test
+// library, so it may import testify besides std, core and ports.
+const module = "github.com/sandgate/sandgate"
+
+// coreIO are standard packages that do I/O. Core is pure (crypto/rand is
+// fine), so it must not import them; net/url and net/netip are pure values
+// and stay allowed.
+var coreIO = []string{
+	"os", "os/exec", "os/signal", "os/user", "io/ioutil", "syscall", "plugin",
+	"net", "net/http", "net/rpc", "net/smtp", "log/syslog",
+}
+
+// listed is what `go list -json` reports of one package.
+type listed struct {
+	ImportPath string
+	Standard   bool
+	Imports    []string
+	Deps       []string
+}
+
+func TestImportRule(t *testing.T) {
+	t.Parallel()
+	pkgs := goList(t)
+	var core int
+	for _, p := range pkgs {
+		if layer(p.ImportPath) == "core" {
+			core++
+		}
+	}
+	require.NotZero(t, core, "go list found no core package: the rule would hold vacuously")
+	require.Empty(t, violations(pkgs), "imports that break the rule of ARCHITECTURE.md")
+}
+
+// goList lists every package of the module with all its dependencies, so the
+// standard ones are known by the Standard flag rather than by a guess on the
+// path.
+func goList(t *testing.T) []listed {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Standard,Imports,Deps", "./...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "go list: %s", stderr.String())
+	var pkgs []listed
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p listed
+		err := dec.Decode(&p)
+		if errors.Is(err, io.EOF) {
+			return pkgs
+		}
+		require.NoError(t, err)
+		pkgs = append(pkgs, p)
+	}
+}
+
+// layer names the architectural layer of an import path: "core", "ports",
+// "porttest", "adapters/<name>", "cmd", "module" for other packages of this
+// module, or "" for a package outside it.
+func layer(path string) string {
+	rel, ok := strings.CutPrefix(path, module)
+	if !ok || (rel != "" && rel[0] != '/') {
+		return ""
+	}
+	parts := strings.Split(strings.TrimPrefix(rel, "/"), "/")
+	switch {
+	case parts[0] == "ports" && len(parts) > 1 && parts[1] == "porttest":
+		return "porttest"
+	case parts[0] == "core", parts[0] == "ports", parts[0] == "cmd":
+		return parts[0]
+	case parts[0] == "adapters" && len(parts) > 1:
+		return "adapters/" + parts[1]
+	}
+	return "module"
+}
+
+// violations returns one line per import that breaks the rule.
+func violations(pkgs []listed) []string {
+	std := map[string]bool{}
+	for _, p := range pkgs {
+		if p.Standard {
+			std[p.ImportPath] = true
+		}
+	}
+	var out []string
+	bad := func(p listed, dep, why string) {
+		out = append(out, fmt.Sprintf("%s imports %s: %s", strings.TrimPrefix(p.ImportPath, module+"/"), dep, why))
+	}
+	for _, p := range pkgs {
+		l := layer(p.ImportPath)
+		if l == "" {
+			continue
+		}
+		// Every package of the module is checked on its direct imports, so a
+		// forbidden edge is reported once, where it is written.
+		for _, d := range p.Imports {
+			if why := forbidden(l, d, std[d]); why != "" {
+				bad(p, d, why)
+			}
+		}
+		// fx is checked on all dependencies: reaching it through a library
+		// would wire outside cmd/executor just the same.
+		if !isExecutor(p.ImportPath) {
+			if i := slices.IndexFunc(p.Deps, isFx); i >= 0 {
+				bad(p, p.Deps[i], "only cmd/executor wires with fx")
+			}
+		}
+	}
+	return out
+}
+
+// forbidden says why a package of layer l may not import d, or "" if it may.
+func forbidden(l, d string, std bool) string {
+	dl := layer(d)
+	switch {
+	case l == "core" && slices.Contains(coreIO, d):
+		return "core is pure: no I/O"
+	case l == "core" && !std && dl != "core":
+		return "core imports only the standard library and core"
+	case l == "ports" && !std && dl != "core" && dl != "ports":
+		return "ports import only the standard library, core and ports"
+	case l == "porttest" && !std && dl != "core" && dl != "ports" && dl != "porttest" &&
+		!strings.HasPrefix(d, "github.com/stretchr/testify/"):
+		return "porttest imports only the standard library, core, ports and testify"
+	case strings.HasPrefix(l, "adapters/") && dl == "cmd":
+		return "adapters never import cmd"
+	case strings.HasPrefix(l, "adapters/") && strings.HasPrefix(dl, "adapters/") && dl != l:
+		return "an adapter never imports another adapter"
+	}
+	return ""
+}
+
+func isExecutor(path string) bool {
+	return path == module+"/cmd/executor" || strings.HasPrefix(path, module+"/cmd/executor/")
+}
+
+func isFx(path string) bool {
+	return path == "go.uber.org/fx" || strings.HasPrefix(path, "go.uber.org/fx/")
+}
+
+func TestViolations(t *testing.T) {
+	t.Parallel()
+	const m = module + "/"
+	std := []listed{{ImportPath: "fmt", Standard: true}, {ImportPath: "os", Standard: true}, {ImportPath: "net/url", Standard: true}}
+	for _, tc := range []struct {
+		name string
+		pkg  listed
+		want string // "" = no violation
+	}{
+		{"core on std and core", listed{ImportPath: m + "core/sandbox", Imports: []string{"fmt", "net/url", m + "core/domain"}, Deps: []string{"fmt", "net/url", m + "core/domain"}}, ""},
+		{"core on os", listed{ImportPath: m + "core/sandbox", Imports: []string{"os"}}, "core/sandbox imports os: core is pure"},
+		{"core on ports", listed{ImportPath: m + "core/sandbox", Imports: []string{m + "ports"}}, "core/sandbox imports " + m + "ports: core imports only"},
+		{"core on a third party", listed{ImportPath: m + "core/egress", Imports: []string{"golang.org/x/net/idna"}}, "core/egress imports golang.org/x/net/idna"},
+		{"ports on core", listed{ImportPath: m + "ports", Imports: []string{m + "core/sandbox"}, Deps: []string{"fmt", m + "core/sandbox"}}, ""},
+		{"ports on an adapter", listed{ImportPath: m + "ports", Imports: []string{m + "adapters/docker"}}, "ports import only"},
+		{"ports on an SDK", listed{ImportPath: m + "ports", Imports: []string{"github.com/docker/docker/client"}}, "ports import only"},
+		{"porttest on testify", listed{ImportPath: m + "ports/porttest", Imports: []string{"github.com/stretchr/testify/require", m + "ports"}, Deps: []string{"github.com/stretchr/testify/require", "gopkg.in/yaml.v3"}}, ""},
+		{"porttest on an adapter", listed{ImportPath: m + "ports/porttest", Imports: []string{m + "adapters/docker"}}, "porttest imports only"},
+		{"adapter on ports, core and its SDK", listed{ImportPath: m + "adapters/docker", Imports: []string{m + "ports", m + "core/sandbox", "github.com/docker/docker/client", m + "adapters/docker/dockertest"}}, ""},
+		{"adapter on another adapter", listed{ImportPath: m + "adapters/docker", Imports: []string{m + "adapters/kubernetes"}}, "an adapter never imports another adapter"},
+		{"adapter on cmd", listed{ImportPath: m + "adapters/httpapi", Imports: []string{m + "cmd/executor/wire"}}, "adapters never import cmd"},
+		{"adapter on fx", listed{ImportPath: m + "adapters/telemetry", Deps: []string{"go.uber.org/fx"}}, "only cmd/executor wires with fx"},
+		{"adapter on fx, indirectly", listed{ImportPath: m + "adapters/telemetry", Deps: []string{"go.uber.org/dig", "go.uber.org/fx/fxevent", "go.uber.org/fx"}}, "only cmd/executor wires with fx"},
+		{"cmd/executor on fx", listed{ImportPath: m + "cmd/executor", Deps: []string{"go.uber.org/fx"}}, ""},
+		{"cmd/executor subpackage on fx", listed{ImportPath: m + "cmd/executor/wire", Deps: []string{"go.uber.org/fx"}}, ""},
+		{"cmd/gate on fx", listed{ImportPath: m + "cmd/gate", Deps: []string{"go.uber.org/fx"}}, "only cmd/executor wires with fx"},
+		{"cmd/executorx on fx", listed{ImportPath: m + "cmd/executorx", Deps: []string{"go.uber.org/fx"}}, "only cmd/executor wires with fx"},
+		{"outside the module", listed{ImportPath: "github.com/other/core", Deps: []string{"go.uber.org/fx"}}, ""},
+		{"lookalike module path", listed{ImportPath: module + "x/core", Deps: []string{"go.uber.org/fx"}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := violations(append(slices.Clone(std), tc.pkg))
+			if tc.want == "" {
+				require.Empty(t, got)
+				return
+			}
+			require.Len(t, got, 1)
+			require.Contains(t, got[0], tc.want)
+		})
+	}
+}

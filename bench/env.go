@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/sandgate/sandgate/adapters/docker"
+	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/ports"
+)
+
+// benchLabel marks everything the bench creates, so close (and a later run,
+// after a crash) removes it by label.
+const benchLabel = "dev.sandgate.bench"
+
+// env is what every row shares: the raw client, our provider, one sandbox.
+type env struct {
+	cli   *client.Client
+	p     *docker.Provider
+	image string
+	quick bool
+	sid   domain.ID
+	sb    ports.Sandbox
+}
+
+func newEnv(ctx context.Context, image string, quick bool) (*env, error) {
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, err
+	}
+	e := &env{cli: cli, image: image, quick: quick,
+		p: docker.New(cli, docker.Options{Labels: map[string]string{benchLabel: "1"}})}
+	e.removeLeftovers(ctx)
+	e.sid = domain.NewID("ses")
+	e.sb, err = e.p.Provision(ctx, sandbox.Spec{SessionID: e.sid, Image: image})
+	if err != nil {
+		return nil, fmt.Errorf("provision the bench sandbox: %w", err)
+	}
+	return e, nil
+}
+
+func (e *env) close() { e.removeLeftovers(context.Background()) }
+
+// removeLeftovers removes every container carrying the bench label.
+func (e *env) removeLeftovers(ctx context.Context) {
+	list, _ := e.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", benchLabel))})
+	for _, c := range list {
+		_ = e.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	}
+}
+
+// iterations picks a count for full and quick runs.
+func (e *env) iterations(full, quick int) int {
+	if e.quick {
+		return quick
+	}
+	return full
+}
+
+// rawExec is the baseline exec: create, attach, drain, inspect — the calls
+// the adapter makes, with nothing of ours around them.
+func (e *env) rawExec(ctx context.Context, id string, argv ...string) error {
+	ex, err := e.cli.ContainerExecCreate(ctx, id, container.ExecOptions{Cmd: argv, AttachStdout: true, AttachStderr: true})
+	if err != nil {
+		return err
+	}
+	h, err := e.cli.ContainerExecAttach(ctx, ex.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return err
+	}
+	_, err = stdcopy.StdCopy(io.Discard, io.Discard, h.Reader)
+	h.Close()
+	if err != nil {
+		return err
+	}
+	ins, err := e.cli.ContainerExecInspect(ctx, ex.ID)
+	if err == nil && ins.ExitCode != 0 {
+		err = fmt.Errorf("raw exec %v: exit %d", argv, ins.ExitCode)
+	}
+	return err
+}
+
+// interleave runs ours and base alternately n times each and returns both
+// medians: the machine's noise hits both sides alike.
+func interleave(n int, ours, base func(i int) error) (time.Duration, time.Duration, error) {
+	var a, b []time.Duration
+	for i := range n {
+		for _, side := range []struct {
+			f   func(int) error
+			out *[]time.Duration
+		}{{ours, &a}, {base, &b}} {
+			t0 := time.Now()
+			if err := side.f(i); err != nil {
+				return 0, 0, err
+			}
+			*side.out = append(*side.out, time.Since(t0))
+		}
+	}
+	return median(a), median(b), nil
+}
+
+func median(d []time.Duration) time.Duration {
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	if len(d)%2 == 1 {
+		return d[len(d)/2]
+	}
+	return (d[len(d)/2-1] + d[len(d)/2]) / 2
+}
+
+// rssGrowth runs f and reports how far the process's peak RSS rose above
+// its RSS before f, in bytes (Linux: clear_refs resets the peak).
+func rssGrowth(f func() error) (int64, error) {
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+	before := procStatus("VmRSS")
+	err := f()
+	return procStatus("VmHWM") - before, err
+}
+
+// procStatus reads one kB field of /proc/self/status, in bytes.
+func procStatus(field string) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}

@@ -1,0 +1,328 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+
+	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/ports"
+)
+
+type rowSpec struct {
+	name, target string
+	run          func(context.Context, *env) (Row, error)
+}
+
+var dockerRows = []rowSpec{
+	{"exec-true", "<=1.10", func(ctx context.Context, e *env) (Row, error) {
+		return latencyRow(e.iterations(30, 5), func(int) error { return execOK(ctx, e.sb, 0) },
+			func(int) error { return e.rawExec(ctx, e.sb.ID(), "true") })
+	}},
+	{"exec-true-timed", "<=1.30", func(ctx context.Context, e *env) (Row, error) {
+		return latencyRow(e.iterations(30, 5), func(int) error { return execOK(ctx, e.sb, time.Minute) },
+			func(int) error { return e.rawExec(ctx, e.sb.ID(), "true") })
+	}},
+	{"write-small", "<=1.30", func(ctx context.Context, e *env) (Row, error) {
+		data := bytes.Repeat([]byte("k"), 1024)
+		return latencyRow(e.iterations(30, 5), func(i int) error {
+			return e.sb.WriteFile(ctx, fmt.Sprintf("/workspace/small/%d", i), data)
+		}, func(int) error { return e.rawExec(ctx, e.sb.ID(), "true") })
+	}},
+	{"bulk-10k", "<=1.50", bulkRow},
+	{"stream-write-512m", ">=0.80", streamWriteRow},
+	{"stream-read-512m", ">=0.80", streamReadRow},
+	{"export-10k", ">=0.90", exportRow},
+	{"provision-adopt", "<=2.0", func(ctx context.Context, e *env) (Row, error) {
+		spec := sandbox.Spec{SessionID: e.sid, Image: e.image}
+		return latencyRow(e.iterations(30, 5), func(int) error {
+			_, err := e.p.Provision(ctx, spec)
+			return err
+		}, func(int) error {
+			_, err := e.cli.ContainerInspect(ctx, e.sb.ID())
+			return err
+		})
+	}},
+	{"provision-cold", "<=1.20", provisionColdRow},
+	{"exec-parallel-32", ">=0.85", parallelRow},
+}
+
+// latencyRow: ratio = median ours / median baseline (lower is better).
+func latencyRow(n int, ours, base func(int) error) (Row, error) {
+	a, b, err := interleave(n, ours, base)
+	if err != nil {
+		return Row{}, err
+	}
+	return Row{Ours: a.Round(10 * time.Microsecond).String(), Baseline: b.Round(10 * time.Microsecond).String(),
+		Ratio: float64(a) / float64(b)}, nil
+}
+
+// throughputRow: ratio = baseline time / our time, i.e. our throughput as a
+// fraction of the baseline's (higher is better).
+func throughputRow(n int, ours, base func(int) error) (Row, error) {
+	a, b, err := interleave(n, ours, base)
+	if err != nil {
+		return Row{}, err
+	}
+	return Row{Ours: a.Round(time.Millisecond).String(), Baseline: b.Round(time.Millisecond).String(),
+		Ratio: float64(b) / float64(a)}, nil
+}
+
+func execOK(ctx context.Context, sb ports.Sandbox, timeout time.Duration) error {
+	res, err := sb.Exec(ctx, sandbox.ExecRequest{Command: "true", Timeout: timeout})
+	if err == nil && (res.ExitCode != 0 || res.TimedOut) {
+		err = fmt.Errorf("exec true: %+v", res)
+	}
+	return err
+}
+
+// tree is the bulk payload: count files of 5 B to 4 KiB over 100
+// directories, deterministic, listed directory by directory as a tree walk
+// (how a skill's files are enumerated) rather than interleaved.
+func tree(root string, count int) []sandbox.FileWrite {
+	r := rand.New(rand.NewPCG(1, 2))
+	files := make([]sandbox.FileWrite, count)
+	for i := range files {
+		data := make([]byte, 5+r.IntN(4096-5+1))
+		for j := range data {
+			data[j] = byte('a' + r.IntN(26))
+		}
+		files[i] = sandbox.FileWrite{Path: fmt.Sprintf("%s/d%02d/f%05d.txt", root, i*100/count, i), Data: data}
+	}
+	return files
+}
+
+// tarOf is the baseline's archive of the same files, for a PUT at "/".
+func tarOf(files []sandbox.FileWrite) []byte {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, f := range files {
+		_ = tw.WriteHeader(&tar.Header{Name: f.Path[1:], Mode: 0o644, Size: int64(len(f.Data)), Typeflag: tar.TypeReg})
+		_, _ = tw.Write(f.Data)
+	}
+	_ = tw.Close()
+	return buf.Bytes()
+}
+
+func bulkRow(ctx context.Context, e *env) (Row, error) {
+	count := 10000
+	if e.quick {
+		count = 500
+	}
+	// The raw PUT needs the directories to exist, as our prepare step makes
+	// them; make them for both sides first, untimed.
+	n := e.iterations(3, 1)
+	for i := range n {
+		if err := e.rawExec(ctx, e.sb.ID(), "/bin/bash", "-c", fmt.Sprintf("mkdir -p /workspace/raw%d/d{00..99}", i)); err != nil {
+			return Row{}, err
+		}
+	}
+	row, err := latencyRow(n, func(i int) error {
+		return e.sb.WriteFiles(ctx, tree(fmt.Sprintf("/workspace/bulk%d", i), count))
+	}, func(i int) error {
+		return e.cli.CopyToContainer(ctx, e.sb.ID(), "/", bytes.NewReader(tarOf(tree(fmt.Sprintf("/workspace/raw%d", i), count))),
+			container.CopyToContainerOptions{})
+	})
+	if err != nil {
+		return row, err
+	}
+	// ≥ 100× faster than one WriteFile per file, extrapolated from 100.
+	singles := tree("/workspace/single", 100)
+	t0 := time.Now()
+	for _, f := range singles {
+		if err := e.sb.WriteFile(ctx, f.Path, f.Data); err != nil {
+			return row, err
+		}
+	}
+	perFile := time.Since(t0) / 100
+	ours, _ := time.ParseDuration(row.Ours)
+	speedup := float64(perFile) * float64(count) / float64(ours)
+	row.Note = fmt.Sprintf("%d files; %.0fx faster than %d WriteFiles (target >=100x)", count, speedup, count)
+	row.extraMiss = speedup < 100
+	return row, nil
+}
+
+// payload streams size deterministic bytes without holding them.
+func payload(size int64) io.Reader {
+	return io.LimitReader(rand.NewChaCha8([32]byte{3}), size)
+}
+
+func (e *env) streamSize() int64 {
+	if e.quick {
+		return 32 << 20
+	}
+	return 512 << 20
+}
+
+func streamWriteRow(ctx context.Context, e *env) (Row, error) {
+	size := e.streamSize()
+	var growth int64
+	row, err := throughputRow(e.iterations(3, 1), func(i int) error {
+		g, err := rssGrowth(func() error {
+			return e.sb.WriteFileStream(ctx, "/workspace/stream-ours", payload(size), size)
+		})
+		growth = max(growth, g)
+		return err
+	}, func(i int) error {
+		pr, pw := io.Pipe()
+		go func() {
+			tw := tar.NewWriter(pw)
+			err := tw.WriteHeader(&tar.Header{Name: "workspace/stream-raw", Mode: 0o644, Size: size, Typeflag: tar.TypeReg})
+			if err == nil {
+				_, err = io.Copy(tw, payload(size))
+			}
+			if err == nil {
+				err = tw.Close()
+			}
+			pw.CloseWithError(err)
+		}()
+		return e.cli.CopyToContainer(ctx, e.sb.ID(), "/", pr, container.CopyToContainerOptions{})
+	})
+	row.Note = fmt.Sprintf("%d MiB; caller RSS growth %d MiB (target <=64)", size>>20, growth>>20)
+	row.extraMiss = growth > 64<<20
+	return row, err
+}
+
+func streamReadRow(ctx context.Context, e *env) (Row, error) {
+	size := e.streamSize()
+	if err := e.sb.WriteFileStream(ctx, "/workspace/stream-read", payload(size), size); err != nil {
+		return Row{}, err
+	}
+	var growth int64
+	row, err := throughputRow(e.iterations(3, 1), func(int) error {
+		g, err := rssGrowth(func() error {
+			rc, n, err := e.sb.ReadFileStream(ctx, "/workspace/stream-read", size)
+			if err != nil {
+				return err
+			}
+			defer rc.Close()
+			got, err := io.Copy(io.Discard, rc)
+			if err == nil && (got != n || n != size) {
+				err = fmt.Errorf("read %d of %d bytes", got, size)
+			}
+			return err
+		})
+		growth = max(growth, g)
+		return err
+	}, func(int) error {
+		rc, _, err := e.cli.CopyFromContainer(ctx, e.sb.ID(), "/workspace/stream-read")
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		_, err = io.Copy(io.Discard, rc)
+		return err
+	})
+	row.Note = fmt.Sprintf("%d MiB; caller RSS growth %d MiB (target <=64)", size>>20, growth>>20)
+	row.extraMiss = growth > 64<<20
+	return row, err
+}
+
+func exportRow(ctx context.Context, e *env) (Row, error) {
+	count := 10000
+	if e.quick {
+		count = 500
+	}
+	if err := e.sb.WriteFiles(ctx, tree("/workspace/export", count)); err != nil {
+		return Row{}, err
+	}
+	return throughputRow(e.iterations(5, 1), func(int) error {
+		rc, err := e.p.Export(ctx, e.sid, "/workspace/export")
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		_, err = io.Copy(io.Discard, rc)
+		return err
+	}, func(int) error {
+		rc, _, err := e.cli.CopyFromContainer(ctx, e.sb.ID(), "/workspace/export")
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		_, err = io.Copy(io.Discard, rc)
+		return err
+	})
+}
+
+func provisionColdRow(ctx context.Context, e *env) (Row, error) {
+	return latencyRow(e.iterations(5, 2), func(int) error {
+		sid := domain.NewID("ses")
+		defer func() { _ = e.p.Reap(context.WithoutCancel(ctx), sid) }()
+		sb, err := e.p.Provision(ctx, sandbox.Spec{SessionID: sid, Image: e.image})
+		if err != nil {
+			return err
+		}
+		return execOK(ctx, sb, 0)
+	}, func(int) error {
+		init := true
+		c, err := e.cli.ContainerCreate(ctx, &container.Config{Image: e.image, Cmd: sandbox.KeepAliveArgv("/workspace"),
+			Labels: map[string]string{benchLabel: "1"}}, &container.HostConfig{Init: &init}, nil, nil, "")
+		if err != nil {
+			return err
+		}
+		defer func() {
+			_ = e.cli.ContainerRemove(context.WithoutCancel(ctx), c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		}()
+		if err := e.cli.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
+			return err
+		}
+		return e.rawExec(ctx, c.ID, "true")
+	})
+}
+
+func parallelRow(ctx context.Context, e *env) (Row, error) {
+	sessions, per := 32, 50
+	if e.quick {
+		sessions, per = 4, 5
+	}
+	sbs := make([]ports.Sandbox, sessions)
+	for i := range sbs {
+		sid := domain.NewID("ses")
+		defer func() { _ = e.p.Reap(context.WithoutCancel(ctx), sid) }()
+		sb, err := e.p.Provision(ctx, sandbox.Spec{SessionID: sid, Image: e.image})
+		if err != nil {
+			return Row{}, err
+		}
+		sbs[i] = sb
+	}
+	fanout := func(op func(sb ports.Sandbox) error) error {
+		var wg sync.WaitGroup
+		errs := make(chan error, sessions*per)
+		for _, sb := range sbs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range per {
+					if err := op(sb); err != nil {
+						errs <- err
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		if n := len(errs); n > 0 {
+			return fmt.Errorf("%d of %d execs failed, first: %w", n, sessions*per, <-errs)
+		}
+		return nil
+	}
+	row, err := throughputRow(e.iterations(2, 1),
+		func(int) error { return fanout(func(sb ports.Sandbox) error { return execOK(ctx, sb, 0) }) },
+		func(int) error {
+			return fanout(func(sb ports.Sandbox) error { return e.rawExec(ctx, sb.ID(), "true") })
+		})
+	if err == nil {
+		ours, _ := time.ParseDuration(row.Ours)
+		row.Note = fmt.Sprintf("%d sessions x %d execs, %.0f ops/s ours, zero errors", sessions, per, float64(sessions*per)/ours.Seconds())
+	}
+	return row, err
+}
