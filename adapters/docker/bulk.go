@@ -10,11 +10,11 @@ import (
 	"github.com/sandgate/sandgate/core/sandbox"
 )
 
-// WriteFiles implements ports.Sandbox (C-BULK-1..3) in two execs and one
-// archive PUT, whatever the member count: the prepare exec receives the
-// bookkeeping on stdin and makes the directories as the sandbox's user; the
-// PUT extracts every member under its temporary name; the rename exec lands
-// them in order. A PUT that fails is followed by the discard exec instead,
+// WriteFiles implements ports.Sandbox (C-BULK-1..3) in two execs, whatever
+// the member count: the prepare exec receives the bookkeeping on stdin and
+// makes the directories as the sandbox's user; an archive PUT per writable
+// root (one, for a batch under the workdir) extracts every member under its
+// temporary name; the rename exec lands them in order. A PUT that fails is followed by the discard exec instead,
 // so nothing lands and nothing is left behind.
 func (s *handle) WriteFiles(ctx context.Context, files []sandbox.FileWrite) error {
 	if len(files) == 0 {
@@ -33,22 +33,26 @@ func (s *handle) WriteFiles(ctx context.Context, files []sandbox.FileWrite) erro
 	if code != 0 {
 		return plan.Classify(code, stderr)
 	}
-	// The deepest directory holding every temporary file: Docker refuses a
-	// PUT into a read-only root unless its destination lies in a volume.
-	base := plan.MembersRoot()
-	members := producer(func(w io.Writer) error { return plan.WriteMembersAt(w, base) })
-	defer members.Close()
-	// CopyUIDGID: the daemon extracts as the container's user, so a non-root
-	// sandbox owns its temporary files and can carry a target's mode over.
-	err = s.p.eng.CopyToContainer(ctx, s.id, base, members, container.CopyToContainerOptions{CopyUIDGID: true})
-	if err != nil {
-		return s.discard(ctx, plan, translate(err, "archive upload"))
+	for _, up := range plan.Uploads(sandbox.WritablePaths(s.workdir)) {
+		if err := s.upload(ctx, plan, up); err != nil {
+			return s.discard(ctx, plan, err)
+		}
 	}
 	code, stderr, err = s.runScript(ctx, plan.RenameCmd(), nil, nil)
 	if err != nil {
 		return fmt.Errorf("bulk write: rename: %w", err)
 	}
 	return plan.Classify(code, stderr)
+}
+
+// upload PUTs one group of members. CopyUIDGID: the daemon extracts as the
+// container's user, so a non-root sandbox owns its temporary files and can
+// carry a target's mode over.
+func (s *handle) upload(ctx context.Context, plan *sandbox.BulkWrite, up sandbox.Upload) error {
+	body := producer(func(w io.Writer) error { return plan.WriteUpload(w, up) })
+	defer body.Close()
+	err := s.p.eng.CopyToContainer(ctx, s.id, up.Dir, body, container.CopyToContainerOptions{CopyUIDGID: true})
+	return translate(err, "archive upload")
 }
 
 // discard runs the recovery pass after a failed delivery, on a context that

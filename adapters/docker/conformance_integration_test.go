@@ -6,10 +6,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"testing"
@@ -24,18 +21,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/adapters/docker"
+	"github.com/sandgate/sandgate/adapters/docker/dockertest"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/ports"
 	"github.com/sandgate/sandgate/ports/porttest"
 )
 
-// Test labels: every container this test creates carries testLabel, and
-// runLabel tells this run's containers from a concurrent run's, so the
-// cleanup never touches what it did not create.
 const (
-	testLabel    = "dev.sandgate.test"
-	runLabel     = "dev.sandgate.test.run"
 	nonRootImage = "sandgate-porttest/nonroot:1"
 	nonRootUID   = 1000
 )
@@ -53,20 +46,19 @@ WORKDIR /workspace
 // Docker engine DOCKER_HOST names. Without an engine it skips, except under
 // CI=true, where that is a failure.
 func TestConformance(t *testing.T) {
-	cli := engine(t)
+	cli := dockertest.Client(t)
 	base := os.Getenv("SANDGATE_TEST_IMAGE")
 	if base == "" {
 		base = "debian:bookworm"
 	}
-	c, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	if _, err := cli.ImageInspect(c, base); err != nil {
-		unavailable(t, fmt.Sprintf("base image %s: %v (build it with build/ensure-docker)", base, err))
-	}
+	dockertest.RequireImage(t, cli, base)
 	buildNonRoot(t, cli, base)
 
-	labels := map[string]string{testLabel: "1", runLabel: randomHex(t)}
-	t.Cleanup(func() { removeLabelled(t, cli, labels) })
+	// dockertest removes everything carrying this run's label at cleanup;
+	// before that (cleanups run last-registered first) the suite is held
+	// to reaping what it created.
+	labels := dockertest.Labels(t, cli)
+	t.Cleanup(func() { requireNothingLeft(t, cli, labels) })
 	newProvider := func(r ports.GateTokenRevoker) ports.Provider {
 		p, err := docker.NewFromEnv(docker.Options{Labels: labels, Revoker: r})
 		require.NoError(t, err)
@@ -96,32 +88,6 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-// engine connects to the daemon and checks that it answers.
-func engine(t *testing.T) *client.Client {
-	t.Helper()
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
-	if err != nil {
-		unavailable(t, fmt.Sprintf("docker client: %v", err))
-	}
-	t.Cleanup(func() { _ = cli.Close() })
-	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := cli.Ping(c); err != nil {
-		unavailable(t, fmt.Sprintf("no docker engine answers: %v", err))
-	}
-	return cli
-}
-
-// unavailable skips a run that cannot reach its infrastructure, and fails
-// it under CI=true, where the infrastructure is part of the test.
-func unavailable(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
-}
-
 // buildNonRoot builds nonRootImage from base with the classic builder (no
 // BuildKit here), never pulling.
 func buildNonRoot(t *testing.T, cli *client.Client, base string) {
@@ -141,7 +107,6 @@ func buildNonRoot(t *testing.T, cli *client.Client, base string) {
 		Remove:      true,
 		ForceRemove: true,
 		Version:     build.BuilderV1,
-		Labels:      map[string]string{testLabel: "1"},
 	})
 	require.NoError(t, err, "build %s", nonRootImage)
 	defer resp.Body.Close()
@@ -150,11 +115,11 @@ func buildNonRoot(t *testing.T, cli *client.Client, base string) {
 		"build %s:\n%s", nonRootImage, log.String())
 }
 
-// removeLabelled removes every container of this run, failing the test if
-// the suite left any behind (rows reap what they create).
-func removeLabelled(t *testing.T, cli *client.Client, labels map[string]string) {
+// requireNothingLeft fails the test if the suite left any container of this
+// run behind (every row reaps what it creates).
+func requireNothingLeft(t *testing.T, cli *client.Client, labels map[string]string) {
 	t.Helper()
-	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	c, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	f := filters.NewArgs()
 	for k, v := range labels {
@@ -165,9 +130,6 @@ func removeLabelled(t *testing.T, cli *client.Client, labels map[string]string) 
 	var names []string
 	for _, ctr := range left {
 		names = append(names, strings.Join(ctr.Names, ","))
-		if err := cli.ContainerRemove(c, ctr.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
-			t.Errorf("remove %s: %v", ctr.ID, err)
-		}
 	}
 	if len(names) > 0 && !t.Failed() {
 		t.Errorf("the suite left %d labelled containers behind: %v", len(names), names)
@@ -214,12 +176,4 @@ func (f *foreign) Remove(ctx context.Context) error {
 		return nil
 	}
 	return err
-}
-
-func randomHex(t *testing.T) string {
-	t.Helper()
-	var b [6]byte
-	_, err := io.ReadFull(rand.Reader, b[:])
-	require.NoError(t, err)
-	return hex.EncodeToString(b[:])
 }

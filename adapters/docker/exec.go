@@ -178,16 +178,22 @@ func (w *execWatch) enforce(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, sandbox.ReturnGrace)
+	// The kill itself must not push the call past deadline + ReturnGrace.
+	ctx, cancel := context.WithDeadline(ctx, w.start.Add(w.ev.Deadline+sandbox.ReturnGrace))
 	defer cancel()
 	if code, _, err := w.s.runScript(ctx, argv, nil, nil); err == nil && code == 0 {
 		w.ev.Enforced = true
 	}
 }
 
+// hdrPid is the wrapper's pid from its header, once the header is decided.
 func (w *execWatch) hdrPid() (int, bool) {
 	if w.hdr == nil {
 		return 0, false
+	}
+	select {
+	case <-w.hdr.Decided():
+	case <-time.After(100 * time.Millisecond):
 	}
 	return w.hdr.Pid()
 }

@@ -21,6 +21,7 @@ import (
 // Attach implements ports.Provider: read-only, it never starts, pulls or
 // heals anything (C-ATT-1).
 func (p *Provider) Attach(ctx context.Context, sid domain.ID) (ports.Sandbox, error) {
+	p.negotiate(ctx)
 	if err := domain.ValidateSessionID(sid); err != nil {
 		return nil, fmt.Errorf("attach: session_id: %w", err)
 	}
@@ -53,6 +54,7 @@ func (p *Provider) inspectOwned(ctx context.Context, sid domain.ID) (container.I
 // labelled container, running or stopped. A label value that is not a valid
 // session id (someone else's container) is skipped.
 func (p *Provider) Owned(ctx context.Context) ([]domain.ID, error) {
+	p.negotiate(ctx)
 	list, err := p.eng.ContainerList(ctx, container.ListOptions{All: true,
 		Filters: filters.NewArgs(filters.Arg("label", sandbox.LabelSession))})
 	if err != nil {
@@ -71,6 +73,7 @@ func (p *Provider) Owned(ctx context.Context) ([]domain.ID, error) {
 // Reap implements ports.Provider (C-REAP-1): revoke first, then remove every
 // labelled asset, sandbox before gate, and wait until they are gone.
 func (p *Provider) Reap(ctx context.Context, sid domain.ID) error {
+	p.negotiate(ctx)
 	if err := domain.ValidateSessionID(sid); err != nil {
 		return fmt.Errorf("reap: session_id: %w", err)
 	}
@@ -156,6 +159,7 @@ func boolInt(b bool) int {
 // Export implements ports.Provider through the archive endpoint, which also
 // reads a stopped container (C-EXP-1, C-EXP-2).
 func (p *Provider) Export(ctx context.Context, sid domain.ID, root string) (io.ReadCloser, error) {
+	p.negotiate(ctx)
 	if err := domain.ValidateSessionID(sid); err != nil {
 		return nil, fmt.Errorf("export: session_id: %w", err)
 	}

@@ -38,6 +38,25 @@ type Provider struct {
 	ncpu int
 
 	ephemeralOnce sync.Once
+	negotiateOnce sync.Once
+}
+
+// negotiator is the client's API version negotiation. The client negotiates
+// lazily on its first request, and that first negotiation races with
+// concurrent requests (a data race in the client); every entry point runs it
+// once, up front, instead.
+type negotiator interface {
+	NegotiateAPIVersion(ctx context.Context)
+}
+
+func (p *Provider) negotiate(ctx context.Context) {
+	p.negotiateOnce.Do(func() {
+		if n, ok := p.eng.(negotiator); ok {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			n.NegotiateAPIVersion(ctx)
+		}
+	})
 }
 
 var _ ports.Provider = (*Provider)(nil)

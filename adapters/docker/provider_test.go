@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -274,4 +275,26 @@ func TestFileInputRefusedBeforeExec(t *testing.T) {
 	_, err = sb.Exec(context.Background(), sandbox.ExecRequest{Command: "a\x00b"})
 	require.ErrorIs(t, err, sandbox.ErrInvalidExec)
 	require.Len(t, f.execs, execs)
+}
+
+// Right after a 409 the winner may hold the name without being inspectable
+// yet: the loser backs off and adopts it once it shows (C-PROV-4).
+func TestProvisionWaitsForInvisibleWinner(t *testing.T) {
+	t.Parallel()
+	f := newFakeEngine()
+	var once sync.Once
+	winner := make(chan *fakeContainer, 1)
+	f.onCreate = func(name string) error {
+		once.Do(func() {
+			go func() {
+				time.Sleep(150 * time.Millisecond)
+				winner <- f.addContainer(fakeContainer{name: name, image: "img", workdir: sandbox.DefaultWorkdir,
+					running: true, labels: map[string]string{sandbox.LabelSession: "ses_a"}})
+			}()
+		})
+		return fmt.Errorf("name in use: %w", cerrdefs.ErrConflict)
+	}
+	sb, err := fakeProvider(f).Provision(context.Background(), spec("ses_a"))
+	require.NoError(t, err)
+	require.Equal(t, (<-winner).id, sb.ID())
 }

@@ -2,8 +2,10 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
@@ -16,6 +18,7 @@ import (
 
 // Provision implements ports.Provider (C-PROV-1..7).
 func (p *Provider) Provision(ctx context.Context, spec sandbox.Spec) (ports.Sandbox, error) {
+	p.negotiate(ctx)
 	spec, err := sandbox.ResolveSpec(spec)
 	if err != nil {
 		return nil, fmt.Errorf("provision: %w", err)
@@ -30,9 +33,11 @@ func (p *Provider) Provision(ctx context.Context, spec sandbox.Spec) (ports.Sand
 	}
 	name := sandbox.DockerName(spec.SessionID.String())
 	imageReady := false
-	// A lost name race (409) or a rebuild sends the loop round again; three
-	// rounds means something keeps recreating the name under us.
-	for range 3 {
+	// A lost name race (409) sends the loop round again to adopt the winner
+	// (C-PROV-4). Right after the 409 the winner may hold the name without
+	// being inspectable yet, so the retries back off, bounded in time.
+	giveUp := time.Now().Add(raceWait)
+	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 250*time.Millisecond) {
 		sb, found, err := p.adoptExisting(ctx, spec, name)
 		if err != nil || found {
 			return sb, err
@@ -43,25 +48,48 @@ func (p *Provider) Provision(ctx context.Context, spec sandbox.Spec) (ports.Sand
 			}
 			imageReady = true
 		}
-		ncpu, err := p.daemonCPUs(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("provision %s: %w", spec.SessionID, err)
+		sb, err = p.create(ctx, spec, name)
+		if !errors.Is(err, errNameTaken) {
+			return sb, err
 		}
-		cfg, host := containerConfig(spec, ncpu, p.opts.Labels)
-		created, err := p.eng.ContainerCreate(ctx, cfg, host, nil, nil, name)
-		if cerrdefs.IsConflict(err) {
-			continue // another provisioner won the name (C-PROV-4): adopt it
+		if time.Now().After(giveUp) {
+			return nil, fmt.Errorf("provision %s: the container name is taken but its holder never became visible", spec.SessionID)
 		}
-		if err != nil {
-			return nil, translate(err, "create "+name)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("provision %s: %w", spec.SessionID, ctx.Err())
+		case <-time.After(delay):
 		}
-		if err := p.eng.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
-			p.removeQuietly(created.ID)
-			return nil, translate(err, "start "+name)
-		}
-		return p.handle(created.ID, spec), nil
 	}
-	return nil, fmt.Errorf("provision %s: the container name kept changing hands", spec.SessionID)
+}
+
+// raceWait bounds how long a provision that lost the name race waits for
+// the winner's container to become visible.
+const raceWait = 10 * time.Second
+
+// errNameTaken: the create lost the name to a concurrent provisioner.
+var errNameTaken = errors.New("container name taken")
+
+// create creates and starts the sandbox container; errNameTaken when another
+// provisioner holds the name.
+func (p *Provider) create(ctx context.Context, spec sandbox.Spec, name string) (ports.Sandbox, error) {
+	ncpu, err := p.daemonCPUs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("provision %s: %w", spec.SessionID, err)
+	}
+	cfg, host := containerConfig(spec, ncpu, p.opts.Labels)
+	created, err := p.eng.ContainerCreate(ctx, cfg, host, nil, nil, name)
+	if cerrdefs.IsConflict(err) {
+		return nil, errNameTaken
+	}
+	if err != nil {
+		return nil, translate(err, "create "+name)
+	}
+	if err := p.eng.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
+		p.removeQuietly(created.ID)
+		return nil, translate(err, "start "+name)
+	}
+	return p.handle(created.ID, spec), nil
 }
 
 // adoptExisting inspects the container holding name and adopts it. found is
