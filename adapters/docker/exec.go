@@ -115,7 +115,7 @@ func (w *execWatch) waitWrapper(ctx context.Context, enforce, giveUp <-chan time
 			w.ev.ExitCode, w.ev.Finished = sandbox.ExitKilled, time.Since(w.start)
 			return 0, nil
 		case <-ctx.Done():
-			w.enforce(context.WithoutCancel(ctx)) // leave nothing running for a caller that left
+			w.abandon(ctx)
 			return 0, fmt.Errorf("docker exec: %w", ctx.Err())
 		}
 		ins, err := w.s.p.eng.ContainerExecInspect(ctx, w.execID)
@@ -161,7 +161,7 @@ func (w *execWatch) waitGroup(ctx context.Context, hostPid int, enforce, giveUp 
 			w.ev.Enforced, w.ev.Finished = true, time.Since(w.start)
 			return nil
 		case <-ctx.Done():
-			w.enforce(context.WithoutCancel(ctx))
+			w.abandon(ctx)
 			return fmt.Errorf("docker exec: %w", ctx.Err())
 		}
 	}
@@ -170,12 +170,8 @@ func (w *execWatch) waitGroup(ctx context.Context, hostPid int, enforce, giveUp 
 // enforce kills the wrapper's process group from outside, with another
 // exec, because the watchdog that should have done it is gone.
 func (w *execWatch) enforce(ctx context.Context) {
-	pid, ok := w.hdrPid()
+	argv, ok := w.killArgv()
 	if !ok {
-		return
-	}
-	argv, err := sandbox.KillGroupArgv(pid)
-	if err != nil {
 		return
 	}
 	// The kill itself must not push the call past deadline + ReturnGrace.
@@ -186,16 +182,37 @@ func (w *execWatch) enforce(ctx context.Context) {
 	}
 }
 
-// hdrPid is the wrapper's pid from its header, once the header is decided.
-func (w *execWatch) hdrPid() (int, bool) {
+// abandon kills the command's group in the background when the caller
+// leaves, so nothing keeps running for nobody while the call returns at once
+// (C-EXEC-5). Only a command under a deadline has a known group.
+func (w *execWatch) abandon(ctx context.Context) {
+	argv, ok := w.killArgv()
+	if !ok {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sandbox.ReturnGrace)
+		defer cancel()
+		_, _, _ = w.s.runScript(ctx, argv, nil, nil)
+	}()
+}
+
+// killArgv is the exec that SIGKILLs the wrapper's process group, named by
+// the wrapper's header once it is decided; false when there is none.
+func (w *execWatch) killArgv() ([]string, bool) {
 	if w.hdr == nil {
-		return 0, false
+		return nil, false
 	}
 	select {
 	case <-w.hdr.Decided():
 	case <-time.After(100 * time.Millisecond):
 	}
-	return w.hdr.Pid()
+	pid, ok := w.hdr.Pid()
+	if !ok {
+		return nil, false
+	}
+	argv, err := sandbox.KillGroupArgv(pid)
+	return argv, err == nil
 }
 
 // groupAlive reports whether the process group led by hostPid (the wrapper's
