@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/docker/docker/pkg/stdcopy"
@@ -19,9 +20,11 @@ import (
 const (
 	pollFirst = 100 * time.Millisecond
 	pollMax   = 250 * time.Millisecond
-	// drainWait is how long output already in flight may take to arrive
-	// once the daemon reported the command finished.
-	drainWait = 100 * time.Millisecond
+	// Once the daemon reported the command finished, output still in flight
+	// is read until the stream ends, or goes quiet for drainQuiet (a
+	// straggler holds it open), or drainMax has passed.
+	drainQuiet = 250 * time.Millisecond
+	drainMax   = 1500 * time.Millisecond
 )
 
 // Exec implements ports.Sandbox (C-EXEC-1..5). The deadline is enforced
@@ -47,12 +50,12 @@ func (s *handle) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.Exe
 		errSink = hdr
 	}
 	copied := make(chan struct{})
-	go func() {
-		defer close(copied)
-		_, _ = stdcopy.StdCopy(stdout, errSink, hij.resp.Reader)
-	}()
 	w := &execWatch{s: s, execID: execID, start: start, hdr: hdr, copied: copied,
 		ev: sandbox.ExecEvidence{Deadline: deadline}}
+	go func() {
+		defer close(copied)
+		_, _ = stdcopy.StdCopy(counting{stdout, &w.arrived}, counting{errSink, &w.arrived}, hij.resp.Reader)
+	}()
 	err = w.run(ctx)
 	hij.Close()
 	<-copied
@@ -74,6 +77,20 @@ type execWatch struct {
 	hdr    *sandbox.HeaderStripper
 	copied <-chan struct{}
 	ev     sandbox.ExecEvidence
+	// arrived counts output bytes, so the drain can tell a stream still
+	// delivering from one a straggler holds open in silence.
+	arrived atomic.Int64
+}
+
+// counting adds what passes through to n.
+type counting struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (c counting) Write(p []byte) (int, error) {
+	c.n.Add(int64(len(p)))
+	return c.w.Write(p)
 }
 
 // run waits for the wrapper to end, then — when its exit code says it died
@@ -130,12 +147,27 @@ func (w *execWatch) waitWrapper(ctx context.Context, enforce, giveUp <-chan time
 	}
 }
 
-// drain gives output already in flight a moment to arrive once the wrapper
-// is gone; a straggler holding the stream open does not hold the call.
+// drain reads output still in flight once the wrapper is gone: until the
+// stream ends, goes quiet (a straggler holding it open does not hold the
+// call) or drainMax passes.
 func (w *execWatch) drain() {
-	select {
-	case <-w.copied:
-	case <-time.After(drainWait):
+	limit := time.After(drainMax)
+	tick := time.NewTicker(drainQuiet)
+	defer tick.Stop()
+	last := w.arrived.Load()
+	for {
+		select {
+		case <-w.copied:
+			return
+		case <-limit:
+			return
+		case <-tick.C:
+			now := w.arrived.Load()
+			if now == last {
+				return
+			}
+			last = now
+		}
 	}
 }
 
