@@ -47,8 +47,12 @@ coverage: unit
 		{ echo "core coverage $$total % is below $(CORE_COVERAGE_MIN) %"; exit 1; }
 
 # -count=1: results that depend on a live engine must not come from the cache.
+# Then nothing a test labelled may be left behind (issue 3: every test
+# container is removed by its label).
 integration:
 	$(GO) test -race -count=1 -tags integration ./...
+	@left=$$(docker ps -aq --filter label=dev.sandgate.test); \
+	if [ -n "$$left" ]; then echo "test containers left behind:"; docker ps -a --filter label=dev.sandgate.test; exit 1; fi
 
 ## docker: make sure a Docker engine answers (installs and starts one as root).
 docker:
