@@ -94,26 +94,50 @@ func (c counting) Write(p []byte) (int, error) {
 }
 
 // run waits for the wrapper to end, then — when its exit code says it died
-// of a signal under a deadline — for its process group to empty.
+// of a signal under a deadline — for its process group to empty. Under a
+// deadline every daemon call is bounded by deadline + ReturnGrace, so a
+// loaded daemon cannot hold the call past it (C-EXEC-3).
 func (w *execWatch) run(ctx context.Context) error {
-	var enforce, giveUp <-chan time.Time
+	bound := ctx
+	var enforce <-chan time.Time
 	if d := w.ev.Deadline; d > 0 {
-		t1 := time.NewTimer(time.Until(w.start.Add(d + sandbox.EnforceGrace)))
-		t2 := time.NewTimer(time.Until(w.start.Add(d + sandbox.ReturnGrace)))
-		defer t1.Stop()
-		defer t2.Stop()
-		enforce, giveUp = t1.C, t2.C
+		var cancel context.CancelFunc
+		bound, cancel = context.WithDeadline(ctx, w.start.Add(d+sandbox.ReturnGrace))
+		defer cancel()
+		t := time.NewTimer(time.Until(w.start.Add(d + sandbox.EnforceGrace)))
+		defer t.Stop()
+		enforce = t.C
 	}
-	hostPid, err := w.waitWrapper(ctx, enforce, giveUp)
+	hostPid, err := w.waitWrapper(ctx, bound, enforce)
 	if err != nil || hostPid == 0 || w.ev.Deadline == 0 || !sandbox.NeedsGroupCheck(w.ev.ExitCode) {
 		return err
 	}
-	return w.waitGroup(ctx, hostPid, enforce, giveUp)
+	return w.waitGroup(ctx, bound, hostPid, enforce)
+}
+
+// stopped decides how a wait ends when bound is done or a daemon call
+// failed: the caller's cancellation is an error (and the command's group is
+// killed in the background); the return bound passing is a verdict
+// (TimedOut, killed); anything else is the daemon's error.
+func (w *execWatch) stopped(ctx, bound context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		w.killGroup(ctx)
+		return fmt.Errorf("docker exec: %w", ctx.Err())
+	case bound.Err() != nil:
+		w.killGroup(ctx)
+		w.ev.Enforced, w.ev.Finished = true, time.Since(w.start)
+		if w.ev.ExitCode == 0 {
+			w.ev.ExitCode = sandbox.ExitKilled
+		}
+		return nil
+	}
+	return err
 }
 
 // waitWrapper returns once the daemon reports the wrapper gone, recording
 // its exit code and the time; it returns W's host pid for the group check.
-func (w *execWatch) waitWrapper(ctx context.Context, enforce, giveUp <-chan time.Time) (int, error) {
+func (w *execWatch) waitWrapper(ctx, bound context.Context, enforce <-chan time.Time) (int, error) {
 	poll := time.NewTimer(pollFirst)
 	defer poll.Stop()
 	copied := w.copied
@@ -125,19 +149,15 @@ func (w *execWatch) waitWrapper(ctx context.Context, enforce, giveUp <-chan time
 			delay = min(2*delay, pollMax)
 			poll.Reset(delay)
 		case <-enforce:
-			w.enforce(ctx)
+			w.enforceNow(ctx)
 			enforce = nil
 			continue
-		case <-giveUp:
-			w.ev.ExitCode, w.ev.Finished = sandbox.ExitKilled, time.Since(w.start)
-			return 0, nil
-		case <-ctx.Done():
-			w.abandon(ctx)
-			return 0, fmt.Errorf("docker exec: %w", ctx.Err())
+		case <-bound.Done():
+			return 0, w.stopped(ctx, bound, nil)
 		}
-		ins, err := w.s.p.eng.ContainerExecInspect(ctx, w.execID)
+		ins, err := w.s.p.eng.ContainerExecInspect(bound, w.execID)
 		if err != nil {
-			return 0, translate(err, "exec inspect")
+			return 0, w.stopped(ctx, bound, translate(err, "exec inspect"))
 		}
 		if !ins.Running {
 			w.ev.ExitCode, w.ev.Finished = ins.ExitCode, time.Since(w.start)
@@ -174,11 +194,11 @@ func (w *execWatch) drain() {
 // waitGroup follows a wrapper that died of a signal: the command may have
 // killed it and still run in its group. Finished becomes the moment the
 // group is seen empty.
-func (w *execWatch) waitGroup(ctx context.Context, hostPid int, enforce, giveUp <-chan time.Time) error {
+func (w *execWatch) waitGroup(ctx, bound context.Context, hostPid int, enforce <-chan time.Time) error {
 	for delay := 20 * time.Millisecond; ; delay = min(2*delay, pollMax) {
-		alive, err := w.s.groupAlive(ctx, hostPid)
+		alive, err := w.s.groupAlive(bound, hostPid)
 		if err != nil {
-			return err
+			return w.stopped(ctx, bound, err)
 		}
 		if !alive {
 			w.ev.Finished = time.Since(w.start)
@@ -187,37 +207,26 @@ func (w *execWatch) waitGroup(ctx context.Context, hostPid int, enforce, giveUp 
 		select {
 		case <-time.After(delay):
 		case <-enforce:
-			w.enforce(ctx)
+			w.enforceNow(ctx)
 			enforce = nil
-		case <-giveUp:
-			w.ev.Enforced, w.ev.Finished = true, time.Since(w.start)
-			return nil
-		case <-ctx.Done():
-			w.abandon(ctx)
-			return fmt.Errorf("docker exec: %w", ctx.Err())
+		case <-bound.Done():
+			return w.stopped(ctx, bound, nil)
 		}
 	}
 }
 
-// enforce kills the wrapper's process group from outside, with another
-// exec, because the watchdog that should have done it is gone.
-func (w *execWatch) enforce(ctx context.Context) {
-	argv, ok := w.killArgv()
-	if !ok {
-		return
-	}
-	// The kill itself must not push the call past deadline + ReturnGrace.
-	ctx, cancel := context.WithDeadline(ctx, w.start.Add(w.ev.Deadline+sandbox.ReturnGrace))
-	defer cancel()
-	if code, _, err := w.s.runScript(ctx, argv, nil, nil); err == nil && code == 0 {
-		w.ev.Enforced = true
-	}
+// enforceNow is the backstop at deadline + EnforceGrace: the watchdog should
+// have killed the group by now and has not, so the command overran
+// (Enforced), and the group is killed from outside.
+func (w *execWatch) enforceNow(ctx context.Context) {
+	w.ev.Enforced = true
+	w.killGroup(ctx)
 }
 
-// abandon kills the command's group in the background when the caller
-// leaves, so nothing keeps running for nobody while the call returns at once
-// (C-EXEC-5). Only a command under a deadline has a known group.
-func (w *execWatch) abandon(ctx context.Context) {
+// killGroup SIGKILLs the wrapper's process group with another exec, in the
+// background so that neither a loaded daemon nor a caller that left holds
+// the call; only a command under a deadline has a known group.
+func (w *execWatch) killGroup(ctx context.Context) {
 	argv, ok := w.killArgv()
 	if !ok {
 		return
