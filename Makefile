@@ -19,7 +19,7 @@ GOLANGCI_LINT := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 # since the in-sandbox scripts they run depend on the host (bash, mounts).
 UNIT_FLAGS := $(if $(filter true,$(CI)),-count=1)
 
-.PHONY: test fmt vet unit coverage integration docker images check tidy lint
+.PHONY: test fmt vet unit coverage integration docker images postgres check tidy lint
 
 ## test: gofmt, vet, unit tests with -race, core coverage gate, then a Docker
 ## engine, the local images and the integration tests.
@@ -47,12 +47,20 @@ coverage: unit
 		{ echo "core coverage $$total % is below $(CORE_COVERAGE_MIN) %"; exit 1; }
 
 # -count=1: results that depend on a live engine must not come from the cache.
-integration:
+integration: postgres
 	$(GO) test -race -count=1 -tags integration ./...
 
 ## docker: make sure a Docker engine answers (installs and starts one as root).
 docker:
 	build/ensure-docker.sh
+
+## postgres: make sure the throwaway PostgreSQL of the token-store tests
+## runs on 127.0.0.1:$(POSTGRES_PORT) (installs Debian's postgresql as root).
+POSTGRES_PORT ?= 55432
+export SANDGATE_TEST_POSTGRES_PORT := $(POSTGRES_PORT)
+export SANDGATE_TEST_POSTGRES_DSN ?= postgres://postgres@127.0.0.1:$(POSTGRES_PORT)/postgres?sslmode=disable
+postgres:
+	build/ensure-postgres.sh >/dev/null
 
 ## images: the local base images (debian:bookworm, busybox:1.35,
 ## golang:1.26-bookworm), built only when missing.
