@@ -19,7 +19,7 @@ GOLANGCI_LINT := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 # since the in-sandbox scripts they run depend on the host (bash, mounts).
 UNIT_FLAGS := $(if $(filter true,$(CI)),-count=1)
 
-.PHONY: test fmt vet unit coverage integration docker images check tidy lint bench
+.PHONY: test fmt vet unit coverage integration docker images postgres check tidy lint bench
 
 ## test: gofmt, vet, unit tests with -race, core coverage gate, then a Docker
 ## engine, the local images and the integration tests.
@@ -49,7 +49,7 @@ coverage: unit
 # -count=1: results that depend on a live engine must not come from the cache.
 # Then nothing a test labelled may be left behind (issue 3: every test
 # container is removed by its label).
-integration:
+integration: postgres
 	$(GO) test -race -count=1 -tags integration ./...
 	@left=$$(docker ps -aq --filter label=dev.sandgate.test); \
 	if [ -n "$$left" ]; then echo "test containers left behind:"; docker ps -a --filter label=dev.sandgate.test; exit 1; fi
@@ -57,6 +57,14 @@ integration:
 ## docker: make sure a Docker engine answers (installs and starts one as root).
 docker:
 	build/ensure-docker.sh
+
+## postgres: make sure the throwaway PostgreSQL of the token-store tests
+## runs on 127.0.0.1:$(POSTGRES_PORT) (installs Debian's postgresql as root).
+POSTGRES_PORT ?= 55432
+export SANDGATE_TEST_POSTGRES_PORT := $(POSTGRES_PORT)
+export SANDGATE_TEST_POSTGRES_DSN ?= postgres://postgres@127.0.0.1:$(POSTGRES_PORT)/postgres?sslmode=disable
+postgres:
+	build/ensure-postgres.sh >/dev/null
 
 ## images: the local base images (debian:bookworm, busybox:1.35,
 ## golang:1.26-bookworm), built only when missing.

@@ -1,0 +1,44 @@
+package tokenstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	// The pure-Go SQLite driver, registered as "sqlite".
+	_ "modernc.org/sqlite"
+)
+
+// sqliteBusyMillis is how long a statement waits for another process's write
+// lock before failing with SQLITE_BUSY.
+const sqliteBusyMillis = 5000
+
+// OpenSQLite opens (creating if needed) the SQLite store at path with the
+// 32-byte secrets key. The database runs in WAL mode with a busy timeout,
+// and the pool holds one connection: SQLite has one writer at a time, and
+// serializing in the pool beats retrying SQLITE_BUSY. Transactions begin
+// IMMEDIATE so a second process waits instead of failing an upgrade.
+func OpenSQLite(ctx context.Context, path string, key []byte) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("sqlite: path is empty")
+	}
+	// The driver splits its parameters at the first '?'.
+	if strings.ContainsRune(path, '?') {
+		return nil, fmt.Errorf("sqlite: path %q: must not contain '?'", path)
+	}
+	dsn := path + fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=journal_mode(wal)&_pragma=synchronous(normal)&_pragma=foreign_keys(1)&_txlock=immediate", sqliteBusyMillis)
+	return open(ctx, sqliteDialect, dsn, key)
+}
+
+var sqliteDialect = dialect{
+	name:        "sqlite",
+	driver:      "sqlite",
+	placeholder: "?",
+	configure: func(db *sql.DB) {
+		db.SetMaxOpenConns(1)
+		db.SetMaxIdleConns(1)
+		db.SetConnMaxLifetime(0)
+	},
+}

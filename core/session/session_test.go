@@ -1,0 +1,91 @@
+package session
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/sandgate/sandgate/core/domain"
+	"github.com/stretchr/testify/require"
+)
+
+const testSID = domain.ID("ses_0123456789abcdefghjkmnpq")
+
+func validSession() Session {
+	return Session{
+		ID:         testSID,
+		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"api.example.com"}},
+		Credentials: []Credential{{
+			ID: "cred_1", Name: "GITHUB_TOKEN", Secret: "ghp_secret",
+			AllowedHosts: []string{"api.github.com", "*.github.com"},
+			Locations:    []Location{LocationHeaders, LocationBody},
+		}},
+	}
+}
+
+func TestSessionValidate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		mutate func(*Session)
+		want   string // "" = valid
+	}{
+		{"valid", func(*Session) {}, ""},
+		{"no credentials", func(s *Session) { s.Credentials = nil }, ""},
+		{"zero networking", func(s *Session) { s.Networking = domain.Networking{} }, ""},
+		{"empty id", func(s *Session) { s.ID = "" }, "session id is empty"},
+		{"bad id", func(s *Session) { s.ID = "Ses-1" }, "session id may hold only"},
+		{"bad networking", func(s *Session) { s.Networking.Type = "open" }, "networking.type"},
+		{"too many credentials", func(s *Session) { s.Credentials = make([]Credential, MaxCredentials+1) }, "credentials: 257 entries"},
+		{"empty credential id", func(s *Session) { s.Credentials[0].ID = "" }, "credentials[0].id"},
+		{"credential id with space", func(s *Session) { s.Credentials[0].ID = "a b" }, "credentials[0].id \"a b\": character at offset 1"},
+		{"long name", func(s *Session) { s.Credentials[0].Name = strings.Repeat("n", 257) }, "credentials[0].name \"" + strings.Repeat("n", 64) + "\": must be 1 to 256"},
+		{"empty secret", func(s *Session) { s.Credentials[0].Secret = "" }, "credentials[0].secret: must be 1 to"},
+		{"huge secret", func(s *Session) { s.Credentials[0].Secret = Secret(strings.Repeat("s", MaxSecretBytes+1)) }, "credentials[0].secret"},
+		{"no hosts", func(s *Session) { s.Credentials[0].AllowedHosts = nil }, "credentials[0].allowed_hosts: must hold"},
+		{"too many hosts", func(s *Session) { s.Credentials[0].AllowedHosts = make([]string, maxCredentialHosts+1) }, "credentials[0].allowed_hosts: must hold"},
+		{"bad host", func(s *Session) { s.Credentials[0].AllowedHosts = []string{"http://x"} }, "credentials[0].allowed_hosts: networking.allowed_hosts[0]"},
+		{"no locations", func(s *Session) { s.Credentials[0].Locations = nil }, "credentials[0].locations: must name"},
+		{"unknown location", func(s *Session) { s.Credentials[0].Locations = []Location{"query"} }, `credentials[0].locations[0] "query"`},
+		{"duplicate location", func(s *Session) { s.Credentials[0].Locations = []Location{LocationBody, LocationBody} }, "locations[1] \"body\": duplicate"},
+		{"duplicate id", func(s *Session) {
+			c := s.Credentials[0]
+			c.Name = "OTHER"
+			s.Credentials = append(s.Credentials, c)
+		}, "credentials[1].id \"cred_1\": duplicate"},
+		{"duplicate name", func(s *Session) {
+			c := s.Credentials[0]
+			c.ID = "cred_2"
+			s.Credentials = append(s.Credentials, c)
+		}, "credentials[1].name \"GITHUB_TOKEN\": duplicate"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := validSession()
+			tc.mutate(&s)
+			err := s.Validate()
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tc.want)
+			if s.ID == testSID {
+				require.ErrorIs(t, err, ErrInvalid)
+			} else {
+				require.ErrorIs(t, err, domain.ErrInvalidID)
+			}
+			require.NotContains(t, err.Error(), "ghp_secret")
+		})
+	}
+}
+
+func TestSecretRedacted(t *testing.T) {
+	t.Parallel()
+	s := validSession()
+	for _, format := range []string{"%v", "%+v", "%#v", "%s"} {
+		out := fmt.Sprintf(format, s)
+		require.NotContains(t, out, "ghp_secret", format)
+		require.Contains(t, out, "redacted", format)
+	}
+	require.Equal(t, "ghp_secret", string(s.Credentials[0].Secret))
+}

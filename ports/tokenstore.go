@@ -1,0 +1,54 @@
+package ports
+
+import (
+	"context"
+
+	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/session"
+)
+
+// GateTokens mints, revokes and checks gate tokens (C-GATE-2, C-GATE-4).
+// Generate returns session.NewToken's shape: "sgt_" and 64 lower-case hex
+// characters. Persist stores only the token's SHA-256 hex and replaces the
+// session's previous token, which stops authenticating at once (one live
+// token per session; concurrent Persists for one session leave exactly one).
+// Persist errors: domain.ErrInvalidID for a bad session id, session.
+// ErrInvalidToken for a malformed token (both before any query), the
+// store's. Revoke errors: domain.ErrInvalidID, the store's.
+type GateTokens interface {
+	GateTokenMinter
+	GateTokenRevoker
+	// Authenticate returns the session whose live token this is.
+	// Errors: session.ErrUnauthorized for a malformed, unknown or revoked
+	// token (a malformed one is refused before any query); the store's.
+	// No error text contains the token.
+	Authenticate(ctx context.Context, token string) (domain.ID, error)
+}
+
+// Sessions stores each session's networking policy and credentials, the
+// secrets sealed at rest (AES-256-GCM, bound to their row).
+type Sessions interface {
+	// PutSession validates s (Session.Validate) and replaces the session's
+	// record whole. Errors: session.ErrInvalid or domain.ErrInvalidID naming
+	// the field (before any query); the store's. No error contains a secret.
+	PutSession(ctx context.Context, s session.Session) error
+	// GetSession returns the record with its secrets opened and credentials
+	// in the order they were put. Errors: domain.ErrInvalidID (before any
+	// query); session.ErrNotFound; session.ErrDecrypt (wrong key, a tampered
+	// or moved ciphertext); the store's.
+	GetSession(ctx context.Context, id domain.ID) (session.Session, error)
+	// DeleteSession removes the record, its credentials and its gate token;
+	// deleting a session that has none is a no-op. Errors:
+	// domain.ErrInvalidID (before any query); the store's.
+	DeleteSession(ctx context.Context, id domain.ID) error
+}
+
+// TokenStore is the control plane's store of gate tokens and session
+// records. The two halves are separate interfaces so a consumer (the gate
+// config handler: Authenticate then GetSession) can ask for less.
+type TokenStore interface {
+	GateTokens
+	Sessions
+	// Close releases the store's connections.
+	Close() error
+}
