@@ -25,7 +25,7 @@ func (s *handle) WriteFiles(ctx context.Context, files []sandbox.FileWrite) erro
 		return err
 	}
 	prefix := producer(plan.WritePrefix)
-	defer prefix.Close()
+	defer func() { _ = prefix.Close() }()
 	code, stderr, err := s.runScript(ctx, plan.PrepareCmd(), prefix, nil)
 	if err != nil {
 		return fmt.Errorf("bulk write: prepare: %w", err)
@@ -50,7 +50,7 @@ func (s *handle) WriteFiles(ctx context.Context, files []sandbox.FileWrite) erro
 // carry a target's mode over.
 func (s *handle) upload(ctx context.Context, plan *sandbox.BulkWrite, up sandbox.Upload) error {
 	body := producer(func(w io.Writer) error { return plan.WriteUpload(w, up) })
-	defer body.Close()
+	defer func() { _ = body.Close() }()
 	err := s.p.eng.CopyToContainer(ctx, s.id, up.Dir, body, container.CopyToContainerOptions{CopyUIDGID: true})
 	return translate(err, "archive upload")
 }
@@ -64,7 +64,7 @@ func (s *handle) discard(ctx context.Context, plan *sandbox.BulkWrite, cause err
 	defer cancel()
 	code, stderr, err := s.runScript(ctx, plan.DiscardCmd(), nil, nil)
 	if err != nil {
-		return fmt.Errorf("bulk write: %w (and the discard pass failed: %v)", cause, err)
+		return fmt.Errorf("bulk write: %w (and the discard pass failed: %w)", cause, err)
 	}
 	return fmt.Errorf("bulk write: %w: %w", plan.Classify(code, stderr), cause)
 }

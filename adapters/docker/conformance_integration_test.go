@@ -109,7 +109,7 @@ func buildNonRoot(t *testing.T, cli *client.Client, base string) {
 		Version:     build.BuilderV1,
 	})
 	require.NoError(t, err, "build %s", nonRootImage)
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	var log bytes.Buffer
 	require.NoError(t, jsonmessage.DisplayJSONMessagesStream(resp.Body, &log, 0, false, nil),
 		"build %s:\n%s", nonRootImage, log.String())

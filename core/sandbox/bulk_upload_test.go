@@ -3,6 +3,7 @@ package sandbox
 import (
 	"archive/tar"
 	"bytes"
+	"errors"
 	"io"
 	"path"
 	"strings"
@@ -36,7 +37,7 @@ func TestUploads(t *testing.T) {
 		tr := tar.NewReader(&buf)
 		for {
 			hdr, err := tr.Next()
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			require.NoError(t, err)

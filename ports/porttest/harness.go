@@ -209,7 +209,7 @@ func checkRowIDs(rows []row) error {
 	seen := map[string]bool{}
 	for _, r := range rows {
 		fam, variant, ok := strings.Cut(r.id, "/")
-		if !ok || variant == "" || !(strings.HasPrefix(fam, "C-") || strings.HasPrefix(fam, "B-")) {
+		if !ok || variant == "" || !strings.HasPrefix(fam, "C-") && !strings.HasPrefix(fam, "B-") {
 			return fmt.Errorf("row id %q: want FAMILY/variant", r.id)
 		}
 		if seen[r.id] {

@@ -170,7 +170,7 @@ func (s *suite) requireAbsent(t *testing.T, id domain.ID) {
 	t.Helper()
 	sb, err := s.h.Provider.Attach(ctx(t), id)
 	requireNotFound(t, err, "attach "+id.String())
-	require.True(t, sb == nil, "attach returned a non-nil handle (%T) with its error", sb)
+	requireNoHandle(t, sb, "attach")
 	require.NotContains(t, s.owned(t), id, "owned lists %s", id)
 }
 
@@ -317,4 +317,13 @@ func requireNotWritable(t *testing.T, err error, reason string) {
 	var pe *sandbox.PathNotWritableError
 	require.ErrorAs(t, err, &pe)
 	require.Contains(t, pe.Reason, reason, "reason of %v", err)
+}
+
+// requireNoHandle fails when a refused call returned a handle: an interface
+// holding even a typed nil is one.
+func requireNoHandle(t *testing.T, sb ports.Sandbox, what string) {
+	t.Helper()
+	if sb != nil {
+		t.Fatalf("%s returned a handle (%T) with its error", what, sb)
+	}
 }

@@ -44,7 +44,7 @@ func lifeRows() []row {
 			for range 2 { // the second answer proves the first did not start it
 				sb, err := s.h.Provider.Attach(ctx(t), spec.SessionID)
 				requireNotFound(t, err, "attach to a stopped sandbox")
-				require.True(t, sb == nil, "attach returned a handle with its error")
+				requireNoHandle(t, sb, "attach")
 			}
 			require.Contains(t, s.owned(t), spec.SessionID, "a stopped sandbox is still owned")
 		}},

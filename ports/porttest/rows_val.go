@@ -23,7 +23,7 @@ func valRows() []row {
 			for _, id := range []domain.ID{"Ses_UPPER", "ses-dash", "ses_../x", "ses x", "_ses", "ses;rm"} {
 				sb, err := s.h.Provider.Provision(ctx(t), sandbox.Spec{SessionID: id, Image: s.h.Image})
 				require.Error(t, err, "session id %q", id)
-				require.True(t, sb == nil, "a refused provision returned a handle")
+				requireNoHandle(t, sb, "the call")
 				require.NotContains(t, s.owned(t), id)
 			}
 		}},
@@ -32,7 +32,7 @@ func valRows() []row {
 			for _, id := range []domain.ID{"", "Bad ID"} {
 				sb, err := p.Attach(ctx(t), id)
 				require.Error(t, err, "attach %q", id)
-				require.True(t, sb == nil)
+				requireNoHandle(t, sb, "the call")
 				require.Error(t, p.Reap(ctx(t), id), "reap %q", id)
 				rc, err := p.Export(ctx(t), id, "/workspace")
 				require.Error(t, err, "export %q", id)
@@ -108,7 +108,7 @@ func refused(t *testing.T, s *suite, spec sandbox.Spec, field string) {
 	sb, err := s.h.Provider.Provision(ctx(t), spec)
 	require.Error(t, err, "spec %+v must be refused", spec)
 	require.Contains(t, strings.ToLower(err.Error()), field, "the error must name the field")
-	require.True(t, sb == nil, "a refused provision returned a handle (%T)", sb)
+	requireNoHandle(t, sb, "a refused provision")
 }
 
 // parseEnv0 parses `env -0` output.
