@@ -15,11 +15,12 @@ import (
 
 // Polling of exec inspect while a command runs: it is how a command whose
 // straggler holds stdout open is seen to have finished (the stream's EOF
-// never comes), and how a command that closed its streams is followed. The
-// first poll comes late enough that a short command never pays for it.
+// never comes), and how a command that closed its streams is followed. Polls
+// are sparse: a short command never pays for one, and 32 sessions running
+// long commands at once do not double the daemon's load (exec-parallel-32).
 const (
-	pollFirst = 100 * time.Millisecond
-	pollMax   = 250 * time.Millisecond
+	pollFirst = 500 * time.Millisecond
+	pollMax   = time.Second
 	// Once the daemon reported the command finished, output still in flight
 	// is read until the stream ends, or goes quiet for drainQuiet (a
 	// straggler holds it open), or drainMax has passed.
@@ -161,7 +162,7 @@ func (w *execWatch) waitWrapper(ctx, bound context.Context, enforce <-chan time.
 		}
 		if !ins.Running {
 			w.ev.ExitCode, w.ev.Finished = ins.ExitCode, time.Since(w.start)
-			w.drain()
+			w.drain(bound.Done())
 			return ins.Pid, nil
 		}
 	}
@@ -169,8 +170,8 @@ func (w *execWatch) waitWrapper(ctx, bound context.Context, enforce <-chan time.
 
 // drain reads output still in flight once the wrapper is gone: until the
 // stream ends, goes quiet (a straggler holding it open does not hold the
-// call) or drainMax passes.
-func (w *execWatch) drain() {
+// call), drainMax passes or stop (the return bound) closes.
+func (w *execWatch) drain(stop <-chan struct{}) {
 	limit := time.After(drainMax)
 	tick := time.NewTicker(drainQuiet)
 	defer tick.Stop()
@@ -180,6 +181,8 @@ func (w *execWatch) drain() {
 		case <-w.copied:
 			return
 		case <-limit:
+			return
+		case <-stop:
 			return
 		case <-tick.C:
 			now := w.arrived.Load()
