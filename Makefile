@@ -52,7 +52,7 @@ coverage: unit
 # left behind afterwards (every test removes what it labelled).
 integration: postgres
 	@stale=$$(docker ps -aq --filter label=dev.sandgate.test); \
-	if [ -n "$$stale" ]; then echo "removing test containers of an earlier run"; docker rm -f -v $$stale >/dev/null; fi
+	if [ -n "$$stale" ]; then echo "removing test containers of an earlier run"; docker rm -f -v $$stale >/dev/null || true; fi
 	$(GO) test -race -count=1 -tags integration ./...
 	@left=$$(docker ps -aq --filter label=dev.sandgate.test); \
 	if [ -n "$$left" ]; then echo "test containers left behind:"; docker ps -a --filter label=dev.sandgate.test; exit 1; fi
