@@ -203,7 +203,7 @@ func streamReadRow(ctx context.Context, e *env) (Row, error) {
 			if err != nil {
 				return err
 			}
-			defer rc.Close()
+			defer func() { _ = rc.Close() }()
 			got, err := io.Copy(io.Discard, rc)
 			if err == nil && (got != n || n != size) {
 				err = fmt.Errorf("read %d of %d bytes", got, size)
@@ -217,7 +217,7 @@ func streamReadRow(ctx context.Context, e *env) (Row, error) {
 		if err != nil {
 			return err
 		}
-		defer rc.Close()
+		defer func() { _ = rc.Close() }()
 		_, err = io.Copy(io.Discard, rc)
 		return err
 	})
@@ -239,7 +239,7 @@ func exportRow(ctx context.Context, e *env) (Row, error) {
 		if err != nil {
 			return err
 		}
-		defer rc.Close()
+		defer func() { _ = rc.Close() }()
 		_, err = io.Copy(io.Discard, rc)
 		return err
 	}, func(int) error {
@@ -247,7 +247,7 @@ func exportRow(ctx context.Context, e *env) (Row, error) {
 		if err != nil {
 			return err
 		}
-		defer rc.Close()
+		defer func() { _ = rc.Close() }()
 		_, err = io.Copy(io.Discard, rc)
 		return err
 	})

@@ -25,7 +25,7 @@ func (s *handle) WriteFiles(ctx context.Context, files []sandbox.FileWrite) erro
 		return err
 	}
 	prefix := producer(plan.WritePrefix)
-	defer prefix.Close()
+	defer func() { _ = prefix.Close() }()
 	code, stderr, err := s.runScript(ctx, plan.PrepareCmd(), prefix, nil)
 	if err != nil {
 		return fmt.Errorf("bulk write: prepare: %w", err)
@@ -37,7 +37,7 @@ func (s *handle) WriteFiles(ctx context.Context, files []sandbox.FileWrite) erro
 	// PUT into a read-only root unless its destination lies in a volume.
 	base := plan.MembersRoot()
 	members := producer(func(w io.Writer) error { return plan.WriteMembersAt(w, base) })
-	defer members.Close()
+	defer func() { _ = members.Close() }()
 	// CopyUIDGID: the daemon extracts as the container's user, so a non-root
 	// sandbox owns its temporary files and can carry a target's mode over.
 	err = s.p.eng.CopyToContainer(ctx, s.id, base, members, container.CopyToContainerOptions{CopyUIDGID: true})
@@ -60,7 +60,7 @@ func (s *handle) discard(ctx context.Context, plan *sandbox.BulkWrite, cause err
 	defer cancel()
 	code, stderr, err := s.runScript(ctx, plan.DiscardCmd(), nil, nil)
 	if err != nil {
-		return fmt.Errorf("bulk write: %w (and the discard pass failed: %v)", cause, err)
+		return fmt.Errorf("bulk write: %w (and the discard pass failed: %w)", cause, err)
 	}
 	return fmt.Errorf("bulk write: %w: %w", plan.Classify(code, stderr), cause)
 }

@@ -61,7 +61,7 @@ func (s *handle) writeStaged(ctx context.Context, target string, src io.Reader, 
 	}
 	tmp := prepare[len(prepare)-1]
 	body := producer(func(w io.Writer) error { return tarOne(w, pathpkg.Base(tmp), src, size) })
-	defer body.Close()
+	defer func() { _ = body.Close() }()
 	err = s.p.eng.CopyToContainer(ctx, s.id, pathpkg.Dir(tmp), body, container.CopyToContainerOptions{CopyUIDGID: true})
 	if err != nil {
 		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.p.opts.RemoveTimeout)
@@ -164,7 +164,7 @@ func (s *handle) ReadFileStream(ctx context.Context, path string, maxBytes int64
 	tr := tar.NewReader(rc)
 	hdr, err := tr.Next()
 	if err != nil {
-		rc.Close()
+		_ = rc.Close()
 		return nil, 0, fmt.Errorf("read %q: archive: %w", path, err)
 	}
 	// The archive's header is the size of the bytes that follow; the file may
@@ -172,10 +172,10 @@ func (s *handle) ReadFileStream(ctx context.Context, path string, maxBytes int64
 	// again here.
 	switch {
 	case hdr.Typeflag != tar.TypeReg:
-		rc.Close()
+		_ = rc.Close()
 		return nil, 0, fmt.Errorf("read %q: %w", path, sandbox.ErrNotRegularFile)
 	case hdr.Size > maxBytes:
-		rc.Close()
+		_ = rc.Close()
 		return nil, 0, fmt.Errorf("read %q: %d bytes: %w", path, hdr.Size, sandbox.ErrFileTooLarge)
 	}
 	return &archiveFile{r: tr, c: rc, left: hdr.Size}, hdr.Size, nil

@@ -124,7 +124,7 @@ func (p *Provider) ensureImage(ctx context.Context, ref string) error {
 	if err != nil {
 		return fmt.Errorf("image %q is not present and cannot be pulled: %w", ref, err)
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }()
 	// The pull reports failures inside its progress stream.
 	if err := jsonmessage.DisplayJSONMessagesStream(rc, io.Discard, 0, false, nil); err != nil {
 		return fmt.Errorf("image %q is not present and cannot be pulled: %w", ref, err)
