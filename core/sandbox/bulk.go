@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // BulkWrite is the plan of one WriteFiles batch (C-BULK-1..3): where every
@@ -16,14 +17,12 @@ import (
 // Data slices without copying them, so the caller must not change them until
 // the archive has been written.
 //
-// Member i lands first under <dir of target>/.sandgate-write-<hex>/<base of
-// target>: a staging directory beside the target (the hex is tempNameN's, the
-// batch nonce plus the index of the first member of its run), with the
-// target's own base name inside. Consecutive members of one directory share a
-// staging directory, so where the sandbox has no perl the rename script lands
-// a whole run with one `mv -t` instead of one process per member: in a
-// sandbox a process costs 1 to 20 ms, and ten thousand of them would cost
-// more than the delivery (with perl, one process renames them all).
+// Member i lands first under tempNameN(target, nonce+i), CONTRACT §0's
+// temporary name: <dir of target>/.sandgate-write-<16 hex>, beside its target,
+// so landing it is one rename in one directory and the scripts create nothing
+// per member (a staging directory per run of members cost a mkdir and an
+// rmdir each, and one per member when members alternate between
+// directories).
 //
 // The flow: Docker runs PrepareCmd (stdin WritePrefix), PUTs WriteMembersAt
 // at MembersRoot, then runs RenameCmd, or DiscardCmd when the PUT failed;
@@ -40,10 +39,14 @@ type BulkWrite struct {
 
 	members   []bulkMember
 	dirs      []string
-	stages    int
 	manifest  []byte
 	dirList   []byte
 	prefixLen int64
+	// mtime is every archive entry's modification time: PlanBulk's clock,
+	// so a member lands carrying the time it was written without a utime
+	// call per member (Docker's daemon keeps an entry's mtime; tar -m in
+	// OneShotCmd sets the extraction's). Golden plans keep the Unix epoch.
+	mtime time.Time
 }
 
 // bulkMember is one planned member.
@@ -52,13 +55,6 @@ type bulkMember struct {
 	temp   string
 	data   []byte
 }
-
-// Run limits: a run is landed by one `mv` whose argv must stay far below the
-// kernel's limit (128 KiB at the least, environment included).
-const (
-	bulkRunBytes   = 64 << 10
-	bulkRunMembers = 1024
-)
 
 // bulkPlanTries bounds PlanBulk's draws of a nonce.
 const bulkPlanTries = 4
@@ -69,26 +65,31 @@ const bulkPlanTries = 4
 var errNonceCollision = errors.New("collides with the batch's temporary names")
 
 // PlanBulk validates a WriteFiles batch and plans it for workdir (empty means
-// DefaultWorkdir), with a fresh random nonce. An empty batch returns a nil
-// plan and a nil error: there is nothing to do and the sandbox must not be
+// DefaultWorkdir), with a fresh random nonce and the current time (whole
+// seconds) as the archive entries' mtime. An empty batch returns a nil plan
+// and a nil error: there is nothing to do and the sandbox must not be
 // touched. Every member path must pass CheckFilePath (absolute, clean, not
-// "/", free of NUL, at most 4095 bytes); a member whose parent is another member's target is refused with
-// ErrNotDirectory, since one of the two would be blocked by the other. Errors
-// name the member's index and path; nothing reaches the sandbox on an error.
+// "/", free of NUL, at most 4095 bytes); a member whose parent is another
+// member's target is refused with ErrNotDirectory, since one of the two
+// would be blocked by the other. Errors name the member's index and path;
+// nothing reaches the sandbox on an error.
 func PlanBulk(workdir string, files []FileWrite) (*BulkWrite, error) {
 	var err error
 	for range bulkPlanTries {
 		var b *BulkWrite
 		b, err = planBulk(workdir, files, randomNonce())
 		if !errors.Is(err, errNonceCollision) {
+			if b != nil {
+				b.mtime = time.Now().Truncate(time.Second)
+			}
 			return b, err
 		}
 	}
 	return nil, err
 }
 
-// planBulk is PlanBulk with the nonce given, so golden tests are
-// deterministic.
+// planBulk is PlanBulk with the nonce given and the epoch as the entries'
+// mtime, so golden tests are deterministic.
 func planBulk(workdir string, files []FileWrite, nonce uint64) (*BulkWrite, error) {
 	if len(files) == 0 {
 		return nil, nil
@@ -106,11 +107,13 @@ func planBulk(workdir string, files []FileWrite, nonce uint64) (*BulkWrite, erro
 			return nil, fmt.Errorf("files[%d]: %w", i, err)
 		}
 	}
-	b := &BulkWrite{members: make([]bulkMember, len(files))}
+	b := &BulkWrite{members: make([]bulkMember, len(files)), mtime: bulkEpoch}
 	base := fmt.Sprintf("%s%016x", TempPrefix, nonce)
 	b.Manifest = path.Join(workdir, base+".manifest")
 	b.DirList = path.Join(workdir, base+".dirs")
-	b.planTemps(files, nonce)
+	for i, f := range files {
+		b.members[i] = bulkMember{target: f.Path, temp: tempNameN(f.Path, nonce+uint64(i)), data: f.Data}
+	}
 	if err := b.checkConflicts(); err != nil {
 		return nil, err
 	}
@@ -125,31 +128,6 @@ func planBulk(workdir string, files []FileWrite, nonce uint64) (*BulkWrite, erro
 	return b, nil
 }
 
-// planTemps splits the members into runs (consecutive members of one
-// directory with distinct base names, bounded for argv) and gives every run
-// a staging directory named after its first member's index.
-func (b *BulkWrite) planTemps(files []FileWrite, nonce uint64) {
-	var runDir, stage string
-	var runBytes, runLen int
-	names := map[string]bool{}
-	for i, f := range files {
-		dir, name := path.Split(f.Path)
-		start := i == 0 || dir != runDir || names[name] ||
-			runLen >= bulkRunMembers || runBytes+len(f.Path)+len(TempPrefix)+18 > bulkRunBytes
-		if start {
-			runDir, stage = dir, tempNameN(f.Path, nonce+uint64(i))
-			runBytes, runLen = 0, 0
-			clear(names)
-			b.stages++
-		}
-		temp := stage + "/" + name
-		names[name] = true
-		runBytes += len(temp) + 1
-		runLen++
-		b.members[i] = bulkMember{target: f.Path, temp: temp, data: f.Data}
-	}
-}
-
 // checkConflicts refuses a member whose parent chain holds another member's
 // target (one of the two must fail, so the batch is refused before anything
 // lands, like any blocked parent), and one that meets the batch's own
@@ -161,7 +139,7 @@ func (b *BulkWrite) checkConflicts() error {
 		if _, dup := targets[m.target]; !dup {
 			targets[m.target] = i
 		}
-		ours[path.Dir(m.temp)] = true
+		ours[m.temp] = true
 	}
 	for i, m := range b.members {
 		if ours[m.target] {
@@ -198,7 +176,7 @@ func (b *BulkWrite) buildManifest() []byte {
 
 // buildDirs is the sorted, deduplicated list of the targets' parents.
 func (b *BulkWrite) buildDirs() []string {
-	dirs := make([]string, 0, b.stages)
+	dirs := make([]string, 0, 16)
 	for _, m := range b.members {
 		dirs = append(dirs, path.Dir(m.target))
 	}

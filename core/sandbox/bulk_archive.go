@@ -10,16 +10,15 @@ import (
 	"time"
 )
 
-// bulkEpoch is every entry's mtime, so the archive's bytes depend on the plan
-// alone. The rename script touches each member before it lands, so no file
-// keeps it.
+// bulkEpoch is the entries' mtime in a plan made by planBulk (the golden
+// tests), so the archive's bytes depend on the plan alone.
 var bulkEpoch = time.Unix(0, 0)
 
 // WriteArchive writes the batch as one uncompressed tar for extraction at "/"
 // (names are the absolute paths without their leading "/"): the manifest and
 // the dir list first, then every member at its temporary path. It is the
 // stdin of OneShotCmd. Every entry is a regular file, mode 0644, uid and gid
-// 0, mtime the Unix epoch, in GNU format (long and non-UTF-8 names travel
+// 0, mtime the time PlanBulk was called (whole seconds), in GNU format (long and non-UTF-8 names travel
 // verbatim); there are no directory entries, because the prepare step makes
 // the directories as the sandbox's user. The bytes are reproducible, and
 // member data is streamed from the plan's slices, never copied whole.
@@ -89,17 +88,17 @@ func (b *BulkWrite) PrefixLen() int64 { return b.prefixLen }
 
 // writeBookkeeping writes the manifest and dir list entries.
 func (b *BulkWrite) writeBookkeeping(tw *tar.Writer) error {
-	if err := writeEntry(tw, b.Manifest, "/", b.manifest); err != nil {
+	if err := b.writeEntry(tw, b.Manifest, "/", b.manifest); err != nil {
 		return err
 	}
-	return writeEntry(tw, b.DirList, "/", b.dirList)
+	return b.writeEntry(tw, b.DirList, "/", b.dirList)
 }
 
 // finish writes every member with names below strip, closes the archive and
 // flushes.
 func (b *BulkWrite) finish(tw *tar.Writer, bw *bufio.Writer, strip string) error {
 	for _, m := range b.members {
-		if err := writeEntry(tw, m.temp, strip, m.data); err != nil {
+		if err := b.writeEntry(tw, m.temp, strip, m.data); err != nil {
 			return err
 		}
 	}
@@ -111,13 +110,13 @@ func (b *BulkWrite) finish(tw *tar.Writer, bw *bufio.Writer, strip string) error
 
 // writeEntry writes one regular file entry for the absolute path p, named
 // without its leading strip.
-func writeEntry(tw *tar.Writer, p, strip string, data []byte) error {
+func (b *BulkWrite) writeEntry(tw *tar.Writer, p, strip string, data []byte) error {
 	hdr := &tar.Header{
 		Typeflag: tar.TypeReg,
 		Name:     strings.TrimPrefix(p, strip),
 		Size:     int64(len(data)),
 		Mode:     0o644,
-		ModTime:  bulkEpoch,
+		ModTime:  b.mtime,
 		Format:   tar.FormatGNU,
 	}
 	if err := tw.WriteHeader(hdr); err != nil {

@@ -47,7 +47,7 @@ func bulkEngines(t *testing.T) []bulkEngine {
 func perlFreeBin(t *testing.T) string {
 	t.Helper()
 	bin := sharedTempDir(t)
-	for _, tool := range []string{"head", "tar", "mkdir", "mv", "rm", "chmod", "stat", "touch", "mount", "setpriv"} {
+	for _, tool := range []string{"head", "tar", "mkdir", "mv", "rm", "chmod", "stat", "mount", "setpriv"} {
 		p, err := exec.LookPath(tool)
 		require.NoError(t, err)
 		require.NoError(t, os.Symlink(p, filepath.Join(bin, tool)))
@@ -356,7 +356,7 @@ var bulkFaultCases = []bulkFaultCase{
 		flows:   []string{"docker"},
 		code:    ExitNotWritable, member: "1", reason: "Read-only file system", names: "ro/second",
 		landed: []string{"first"}, absent: []string{"ro/second", "third"},
-		stuck: []string{"ro"}, // a read-only mount keeps its staging directory
+		stuck: []string{"ro"}, // a read-only mount keeps its temporary file
 	},
 	{
 		name:    "root-owned parent under a non-root user",
@@ -412,15 +412,19 @@ var bulkFaultCases = []bulkFaultCase{
 	{
 		// Docker's daemon extracts root-owned temps unless the adapter asks
 		// for the container user's ownership: a non-root user then cannot
-		// carry a mode over, and the batch stops at its first member.
-		name:    "temps the user cannot chmod",
-		tree:    []string{"open/"},
-		prep:    chmodIn(0o777, "wd", "open"),
-		members: []string{"open/a", "open/b"},
+		// carry a mode over, and the batch stops at the first member whose
+		// mode must change (a new file's 0644 is the archive's already).
+		name: "temps the user cannot chmod",
+		tree: []string{"open/a"},
+		prep: func(t *testing.T, root string) {
+			chmodIn(0o777, "wd", "open")(t, root)
+			chmodIn(0o755, "open/a")(t, root)
+		},
+		members: []string{"open/b", "open/a", "open/c"},
 		run:     func(string) bulkRun { return bulkRun{sh: shellRun{nobody: true}} },
 		flows:   []string{"docker"},
-		code:    ExitNotWritable, member: "0", reason: "Operation not permitted", names: "open/a",
-		absent: []string{"open/a", "open/b"},
+		code:    ExitNotWritable, member: "1", reason: "Operation not permitted", names: "open/a",
+		landed: []string{"open/b"}, absent: []string{"open/c"},
 	},
 }
 
@@ -652,6 +656,42 @@ func TestBulkScriptsBrokenPerl(t *testing.T) {
 			requireFault(t, res, ExitIsDirectory, "1")
 			requireFile(t, p("d/new/a"), []byte("a"), 0o644)
 			isAbsent(t, p("d/c"))
+			requireNoResidue(t, root)
+		})
+	}
+}
+
+func TestBulkPrepareDistrustsItsInputs(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		tamper func(b *BulkWrite, argv []string)
+		code   int
+		reason string
+	}{
+		{"dir count", func(_ *BulkWrite, argv []string) { argv[7] = "2" }, ExitShortDelivery, "bulk manifest missing or malformed"},
+		{"relative dir", func(b *BulkWrite, _ []string) { b.dirList[0] = 'x' }, ExitShortDelivery, "bulk manifest missing or malformed"},
+		{
+			// A blocked directory that no member of the manifest names still
+			// refuses the batch, naming no member.
+			"blocker named by no member",
+			func(b *BulkWrite, _ []string) { copy(b.manifest, bytes.Repeat([]byte("x"), len(b.manifest))) },
+			ExitNotDirectory, "Not a directory",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			root, wd := bulkCase(t, "blk")
+			b := planIn(t, wd, FileWrite{Path: filepath.Join(root, "blk/new/x"), Data: []byte("x")})
+			argv := b.PrepareCmd()
+			tc.tamper(b, argv)
+			res := runArgv(t, shellRun{}, argv, archiveBytes(t, func(w *bytes.Buffer) error { return b.WritePrefix(w) }))
+			f := requireFault(t, res, tc.code, "-")
+			require.Equal(t, tc.reason, f.Reason)
+			requireFile(t, filepath.Join(root, "blk"), []byte("x"), 0o644)
+			isAbsent(t, b.Manifest)
+			isAbsent(t, b.DirList)
 			requireNoResidue(t, root)
 		})
 	}

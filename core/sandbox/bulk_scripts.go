@@ -11,23 +11,22 @@ package sandbox
 // does all three in one exec.
 //
 // Cost is what shapes bulkLib: a process costs 1 to 20 ms in a sandbox and
-// bash runs a loop of ten thousand slowly, so the per-member work runs in one
-// perl process (bulkPerl) where perl exists. Without perl, bash does the same
-// steps: its loops over members are builtins ([[ -d ]], string cuts), its
-// tools run once per chunk of arguments (mkdir, stat, chmod, touch, rm) or
-// once per run of members sharing a staging directory (mv -t). Either way, a
-// failure falls back to ShellLib's per-member functions to name the member
+// bash runs a loop of ten thousand slowly. So the prepare step works on the
+// directory list alone (bash builtins and one mkdir per chunk of new
+// directories), and the land step runs in one perl process (bulkPerl) where
+// perl exists. Without perl, bash lands the members with one `mv` each
+// after setting their modes in bulk: slower, but the same steps. Either way,
+// a failure falls back to ShellLib's per-member functions to name the member
 // and its reason.
 //
 // bulkLib's functions:
 //
 //   - __sgb_chunk ARRAY CMD...: run `CMD... -- ELEMENTS` over ARRAY in chunks
 //     of at most 64 KiB of arguments; fails if any chunk failed.
-//   - __sgb_pl ACTION START: exec bulkPerl (only inside $(...) or (...)).
+//   - __sgb_pl START: exec bulkPerl (only inside $(...) or (...)).
 //   - __sgb_exit: the EXIT trap. With __sgb_shed=1 a failing exit, with
-//     __sgb_shed=2 any exit, removes the staging directories and the
-//     bookkeeping, so every fault sheds what the batch left; __sgb_shed=3
-//     removes the bookkeeping alone (perl removed the staging directories).
+//     __sgb_shed=2 any exit, removes every temporary file the manifest names
+//     and the bookkeeping, so every fault sheds what the batch left.
 //   - __sgb_unpack: extract the archive's first PREFIX bytes from stdin (the
 //     bookkeeping entries); a failure is 82 (blocked workdir), 85 (workdir not
 //     writable) or 87.
@@ -36,28 +35,26 @@ package sandbox
 //     refused or short write (GNU tar says "Wrote only N of M bytes" for a
 //     full disk, without the errno), else 87.
 //   - __sgb_load STRICT: read the manifest into __sgb_tmp/__sgb_tgt (member
-//     order), its staging directories into __sgb_stage with each one's first
-//     member in __sgb_first, and the dir list into __sgb_dirs. Pairs that are
-//     not shaped as the plan writes them end the read; it fails unless
-//     everything matched N and D.
+//     order) and the dir list into __sgb_dirs. Pairs that are not shaped as
+//     the plan writes them end the read; it fails unless everything matched
+//     N and D.
 //   - __sgb_blocked_members: fault 82 naming the lowest member whose parent
 //     chain holds a non-directory.
-//   - __sgb_step STEP: run __sgb_pl_STEP (the perl engine) where perl exists
-//     and runs, else __sgb_sh_STEP (bash) on the loaded manifest.
-//   - step prepare: refuse a blocked parent chain (82), then create every
-//     listed directory (new ones 0755) and every staging directory; a failure
-//     is 82 or 85 naming a member.
-//   - step land: check that every temporary file arrived (87 naming the
+//   - __sgb_prepare: from the dir list alone, refuse a blocked parent chain
+//     anywhere (82), create the missing directories (new ones 0755), and
+//     probe the existing ones the user cannot write to (they would take the
+//     PUT's files as root but never let the rename land or remove them).
+//     Only a failure reads the manifest, to name the lowest member that
+//     meets it: 82, or 85 with the reason.
+//   - __sgb_land: check that every temporary file arrived (87 naming the
 //     first missing member), then land every member in order, stopping at the
-//     first failure. In the bash engine __sgb_scan finds the next member
-//     bound to fail (a directory target, a parent that is not a writable
-//     directory),
-//     __sgb_modes sets the modes of the members before it in bulk (an
-//     existing regular target's mode, else 0644) and touches them, and
-//     __sgb_move moves them run by run. The member that fails (or is bound
-//     to) then goes through __sg_land alone, which names its failure or lands
-//     it after all, and the run goes on after it. A bulk step that fails
-//     unexpectedly falls back to __sg_land member by member.
+//     first failure: with bulkPerl where perl runs, else with __sgb_modes
+//     and one `mv -fT` per member. __sgb_modes sets the temporary files'
+//     modes in bulk (an existing regular target's mode, else 0644, where the
+//     archive did not already give it) and marks in __sgb_ready the members
+//     whose mode is right. A member that is not ready or fails goes through
+//     __sg_land, which names its failure or lands it after all, and the run
+//     goes on after it.
 const bulkLib = `
 __sgb_m=$1 __sgb_d=$2 __sgb_n=$3 __sgb_nd=$4 __sgb_p=$5
 if ! [[ $__sgb_n =~ ^[0-9]+$ && $__sgb_nd =~ ^[0-9]+$ && $__sgb_p =~ ^[0-9]+$ && $__sgb_m == /?* && $__sgb_d == /?* ]]; then
@@ -65,8 +62,7 @@ if ! [[ $__sgb_n =~ ^[0-9]+$ && $__sgb_nd =~ ^[0-9]+$ && $__sgb_p =~ ^[0-9]+$ &&
 	exit 2
 fi
 __sgb_shed=0
-__sgb_tmp=() __sgb_tgt=() __sgb_dirs=() __sgb_stage=() __sgb_first=()
-declare -A __sgb_okdir=()
+__sgb_tmp=() __sgb_tgt=() __sgb_dirs=() __sgb_ready=()
 __sgb_perl=
 if command -v perl >/dev/null 2>&1; then
 	__sgb_perl=1
@@ -78,7 +74,7 @@ __sgb_plprog='` + bulkPerl + `'
 
 __sgb_pl() {
 	unset PERL5OPT PERL5LIB PERLLIB PERL5DB PERL_UNICODE PERLIO
-	exec perl -e "$__sgb_plprog" -- "$1" "$__sgb_m" "$__sgb_n" "$2"
+	exec perl -e "$__sgb_plprog" -- "$__sgb_m" "$__sgb_d" "$__sgb_n" "$1"
 }
 
 __sgb_chunk() {
@@ -102,14 +98,11 @@ __sgb_chunk() {
 
 __sgb_exit() {
 	local rc=$?
+	local -a all=()
 	if (( __sgb_shed == 2 || (__sgb_shed == 1 && rc != 0) )); then
-		if (( ${#__sgb_stage[@]} )) || [[ -z $__sgb_perl ]] || ! (__sgb_pl shed 0) >/dev/null 2>&1; then
-			(( ${#__sgb_stage[@]} )) || __sgb_load 0
-			__sgb_chunk __sgb_stage rm -rf 2>/dev/null
-		fi
-	fi
-	if (( __sgb_shed >= 2 || (__sgb_shed == 1 && rc != 0) )); then
-		rm -f -- "$__sgb_m" "$__sgb_d" 2>/dev/null
+		(( ${#__sgb_tmp[@]} )) || __sgb_load 0
+		all=("${__sgb_tmp[@]}" "$__sgb_m" "$__sgb_d")
+		__sgb_chunk all rm -f 2>/dev/null
 	fi
 	exit "$rc"
 }
@@ -141,8 +134,8 @@ __sgb_extract_rest() {
 
 __sgb_load() {
 	local -a m=()
-	local i s t st prev= re='^\.sandgate-write-[0-9a-f]{16}$'
-	__sgb_tmp=() __sgb_tgt=() __sgb_dirs=() __sgb_stage=() __sgb_first=()
+	local i s t re='^\.sandgate-write-[0-9a-f]{16}$'
+	__sgb_tmp=() __sgb_tgt=() __sgb_dirs=()
 	if [[ -f $__sgb_d ]]; then
 		mapfile -d '' -t __sgb_dirs <"$__sgb_d"
 	fi
@@ -151,14 +144,7 @@ __sgb_load() {
 	fi
 	for ((i = 0; i + 1 < ${#m[@]}; i += 2)); do
 		s=${m[i]} t=${m[i + 1]}
-		[[ $t == /?* && ${s##*/} == "${t##*/}" && ${s%/*/*} == "${t%/*}" ]] || break
-		st=${s%/*}
-		if [[ $st != "$prev" ]]; then
-			[[ ${st##*/} =~ $re ]] || break
-			__sgb_stage+=("$st")
-			__sgb_first+=("$((i / 2))")
-			prev=$st
-		fi
+		[[ $t == /* && $t != */ && ${s%/*} == "${t%/*}" && ${s##*/} =~ $re ]] || break
 		__sgb_tmp+=("$s")
 		__sgb_tgt+=("$t")
 	done
@@ -184,69 +170,68 @@ __sgb_malformed() {
 	__sg_fault 87 - "bulk manifest missing or malformed"
 }
 
-__sgb_step() {
-	if [[ -n $__sgb_perl ]]; then
-		"__sgb_pl_$1" && return 0
+__sgb_prepare() {
+	local d p i e bad=
+	local -a new=()
+	local -A seen=() shut=()
+	mapfile -d '' -t __sgb_dirs <"$__sgb_d"
+	(( ${#__sgb_dirs[@]} == __sgb_nd )) || __sgb_malformed
+	for d in "${__sgb_dirs[@]}"; do
+		[[ $d == /* ]] || __sgb_malformed
+		if [[ -d $d ]]; then
+			[[ -w $d && -x $d ]] || shut[$d]=1
+			continue
+		fi
+		new+=("$d")
+		p=$d
+		while [[ -n $p && -z ${seen[$p]-} ]]; do
+			seen[$p]=1
+			[[ -d $p ]] && break
+			if [[ -e $p || -L $p ]]; then
+				__sgb_blocked_members
+				__sg_blocked "$d" -
+			fi
+			p=${p%/*}
+		done
+	done
+	if (( ${#new[@]} )) && ! __sgb_chunk new mkdir -p 2>/dev/null; then
+		bad=1
+	fi
+	[[ -n $bad || ${#shut[@]} -gt 0 ]] || return 0
+	__sgb_load 1 || __sgb_malformed
+	for ((i = 0; i < __sgb_n; i++)); do
+		d=${__sgb_tgt[i]%/*}
+		d=${d:-/}
+		[[ -n $bad ]] && __sg_mkdirs "$d" "$i"
+		[[ ${shut[$d]-} == 1 ]] || continue
+		shut[$d]=0
+		e=$({ : >>"${__sgb_tmp[i]}"; } 2>&1) || __sg_fault 85 "$i" "$(__sg_reason "$e")"
+		rm -f -- "${__sgb_tmp[i]}"
+	done
+}
+
+__sgb_land() {
+	if [[ -n $__sgb_perl ]] && __sgb_pl_land; then
+		return 0
 	fi
 	__sgb_load 1 || __sgb_malformed
-	"__sgb_sh_$1"
-}
-
-__sgb_pl_prepare() {
-	local out rc i d
-	out=$(__sgb_pl prepare 0)
-	rc=$?
-	i=${out%%$'\t'*}
-	case $rc in
-	0) return 0 ;;
-	3) __sgb_malformed ;;
-	6 | 7 | 8) [[ $i =~ ^[0-9]+$ ]] && __sgb_load 1 && (( i < __sgb_n )) || __sgb_malformed ;;
-	*) return 1 ;;
-	esac
-	d=${__sgb_tgt[i]%/*}
-	case $rc in
-	6) __sg_blocked "${d:-/}" "$i" ;;
-	7) __sg_mkdirs "${d:-/}" "$i" ;;
-	8) __sg_pathfault "${__sgb_tmp[i]%/*}" "$i" ;;
-	esac
-	__sg_fault "$(( rc == 6 ? 82 : 85 ))" "$i" "${out#*$'\t'}"
-}
-
-__sgb_sh_prepare() {
-	local i d k e
-	__sgb_blocked_members
-	if ! __sgb_chunk __sgb_dirs mkdir -p 2>/dev/null; then
-		for ((i = 0; i < __sgb_n; i++)); do
-			d=${__sgb_tgt[i]%/*}
-			[[ -d ${d:-/} ]] || __sg_mkdirs "${d:-/}" "$i"
-		done
-	fi
-	if ! __sgb_chunk __sgb_stage mkdir 2>/dev/null; then
-		for ((k = 0; k < ${#__sgb_stage[@]}; k++)); do
-			[[ -d ${__sgb_stage[k]} ]] && continue
-			if ! e=$(mkdir -- "${__sgb_stage[k]}" 2>&1); then
-				__sg_pathfault "${__sgb_stage[k]}" "${__sgb_first[k]}"
-				__sg_fault 85 "${__sgb_first[k]}" "$(__sg_reason "$e")"
-			fi
-		done
-	fi
+	__sgb_sh_land
 }
 
 __sgb_pl_land() {
 	local out rc i s=0
 	while :; do
-		out=$(__sgb_pl land "$s")
+		out=$(__sgb_pl "$s")
 		rc=$?
 		i=${out%%$'\t'*}
 		case $rc in
-		0) __sgb_shed=3; return 0 ;;
+		0) __sgb_shed=0; return 0 ;;
 		3) __sgb_malformed ;;
 		4 | 5) [[ $i =~ ^[0-9]+$ ]] && (( i < __sgb_n )) || __sgb_malformed ;;
 		*) return 1 ;;
 		esac
 		(( rc == 4 )) && __sg_fault 87 "$i" "temporary file missing"
 		(( ${#__sgb_tgt[@]} )) || __sgb_load 1 || __sgb_malformed
-		touch -c -- "${__sgb_tmp[i]}" 2>/dev/null
 		__sg_land "${__sgb_tgt[i]}" "${__sgb_tmp[i]}" "$i"
 		s=$((i + 1))
 	done
@@ -255,100 +240,66 @@ __sgb_pl_land() {
 __sgb_present() {
 	local i
 	for ((i = 0; i < __sgb_n; i++)); do
-		[[ -f ${__sgb_tmp[i]} ]] || __sg_fault 87 "$i" "temporary file missing"
+		[[ -f ${__sgb_tmp[i]} && ! -L ${__sgb_tmp[i]} ]] || __sg_fault 87 "$i" "temporary file missing"
 	done
-}
-
-__sgb_scan() {
-	local i t d
-	for ((i = $1; i < __sgb_n; i++)); do
-		t=${__sgb_tgt[i]}
-		[[ -d $t ]] && break
-		d=${t%/*}
-		d=${d:-/}
-		if [[ -z ${__sgb_okdir[$d]-} ]]; then
-			[[ -d $d && -w $d && -x $d ]] || break
-			__sgb_okdir[$d]=1
-		fi
-	done
-	__sgb_k=$i
 }
 
 __sgb_modes() {
-	local i j t m out
-	local -a all=() reg=() regi=() modes=() lst=()
+	local i j m t out
+	local -a reg=() regi=() modes=() cur=() want=() lst=()
 	local -A bym=()
-	for ((i = $1; i < $2; i++)); do
-		all+=("${__sgb_tmp[i]}")
+	for ((i = 0; i < __sgb_n; i++)); do
+		want[i]=644
 		t=${__sgb_tgt[i]}
 		if [[ -f $t && ! -L $t ]]; then
 			reg+=("$t")
 			regi+=("$i")
-		else
-			bym[644]+=" $i"
 		fi
 	done
-	(( ${#all[@]} )) || return 0
-	__sgb_chunk all touch -c 2>/dev/null
 	if (( ${#reg[@]} )); then
-		out=$(__sgb_chunk reg stat -c %a 2>/dev/null) || return 1
-		modes=($out)
-		(( ${#modes[@]} == ${#reg[@]} )) || return 1
+		out=$(__sgb_chunk reg stat -c %a 2>/dev/null) || return 0
+		mapfile -t modes <<<"$out"
+		(( ${#modes[@]} == ${#reg[@]} )) || return 0
 		for ((j = 0; j < ${#reg[@]}; j++)); do
-			[[ ${modes[j]} =~ ^[0-7]+$ ]] || return 1
-			bym[${modes[j]}]+=" ${regi[j]}"
+			[[ ${modes[j]} =~ ^[0-7]+$ ]] || return 0
+			want[regi[j]]=${modes[j]}
 		done
 	fi
+	out=$(__sgb_chunk __sgb_tmp stat -c %a 2>/dev/null) || return 0
+	mapfile -t cur <<<"$out"
+	(( ${#cur[@]} == __sgb_n )) || return 0
+	for ((i = 0; i < __sgb_n; i++)); do
+		if [[ ${cur[i]} == "${want[i]}" ]]; then
+			__sgb_ready[i]=1
+		else
+			bym[${want[i]}]+=" $i"
+		fi
+	done
 	for m in "${!bym[@]}"; do
 		lst=()
 		for i in ${bym[$m]}; do
 			lst+=("${__sgb_tmp[i]}")
 		done
-		__sgb_chunk lst chmod "$m" 2>/dev/null || return 1
-	done
-}
-
-__sgb_move() {
-	local i=$1 j m st d
-	local -a srcs=()
-	while (( i < $2 )); do
-		st=${__sgb_tmp[i]%/*}
-		srcs=()
-		for ((j = i; j < $2; j++)); do
-			[[ ${__sgb_tmp[j]%/*} == "$st" ]] || break
-			srcs+=("${__sgb_tmp[j]}")
+		__sgb_chunk lst chmod "$m" 2>/dev/null || continue
+		for i in ${bym[$m]}; do
+			__sgb_ready[i]=1
 		done
-		d=${__sgb_tgt[i]%/*}
-		if ! mv -f -t "${d:-/}" -- "${srcs[@]}" 2>/dev/null; then
-			for ((m = i; m < j; m++)); do
-				if [[ -e ${__sgb_tmp[m]} || -L ${__sgb_tmp[m]} ]]; then
-					__sg_land "${__sgb_tgt[m]}" "${__sgb_tmp[m]}" "$m"
-				fi
-			done
-		fi
-		i=$j
 	done
 }
 
 __sgb_sh_land() {
-	local s=0 k i
+	local i t
 	__sgb_present
-	while (( s < __sgb_n )); do
-		__sgb_scan "$s"
-		k=$__sgb_k
-		if __sgb_modes "$s" "$k"; then
-			__sgb_move "$s" "$k"
-		else
-			for ((i = s; i < k; i++)); do
-				__sg_land "${__sgb_tgt[i]}" "${__sgb_tmp[i]}" "$i"
-			done
+	__sgb_modes
+	for ((i = 0; i < __sgb_n; i++)); do
+		t=${__sgb_tgt[i]}
+		if [[ -n ${__sgb_ready[i]-} && ! -d $t ]] && mv -fT -- "${__sgb_tmp[i]}" "$t" 2>/dev/null; then
+			continue
 		fi
-		(( k < __sgb_n )) || break
-		touch -c -- "${__sgb_tmp[k]}" 2>/dev/null
-		__sg_land "${__sgb_tgt[k]}" "${__sgb_tmp[k]}" "$k"
-		s=$((k + 1))
+		__sg_land "$t" "${__sgb_tmp[i]}" "$i"
 	done
-	__sgb_shed=2
+	rm -f -- "$__sgb_m" "$__sgb_d" 2>/dev/null
+	__sgb_shed=0
 }
 `
 
@@ -356,11 +307,11 @@ __sgb_sh_land() {
 const (
 	bulkPrepareMain = `__sgb_shed=1
 __sgb_unpack
-__sgb_step prepare
+__sgb_prepare
 __sgb_shed=0
 `
 	bulkRenameMain = `__sgb_shed=1
-__sgb_step land
+__sgb_land
 `
 	bulkDiscardMain = `__sgb_shed=2
 __sgb_blocked_members
@@ -371,9 +322,9 @@ __sg_fault 87 - "bulk delivery incomplete"
 `
 	bulkOneShotMain = `__sgb_shed=1
 __sgb_unpack
-__sgb_step prepare
+__sgb_prepare
 __sgb_extract_rest
-__sgb_step land
+__sgb_land
 `
 )
 
@@ -389,15 +340,17 @@ const (
 // WritePrefix's bytes on stdin. It unpacks the manifest and dir list into
 // the workdir, refuses a blocked parent anywhere in the batch before
 // anything is made (ExitNotDirectory naming the lowest such member), then
-// creates every parent directory (new ones 0755) and every staging
-// directory as the sandbox's user (ExitNotWritable with the strerror text
-// when one cannot be made). A failure removes what it made and the
-// bookkeeping; success leaves them for the PUT and RenameCmd.
+// creates every missing parent directory (new ones 0755) as the sandbox's
+// user and checks that the existing ones let that user create files
+// (ExitNotWritable with the strerror text, naming the lowest member that
+// meets the failure). Its work is per directory, never per member. A
+// failure removes the bookkeeping; success leaves it for the PUT and
+// RenameCmd.
 func (b *BulkWrite) PrepareCmd() []string { return b.argv(bulkPrepareScript) }
 
 // RenameCmd is Docker's second exec, after a successful PUT of
-// WriteMembersAt at MembersRoot. It checks that every temporary file arrived before it
-// moves any (ExitShortDelivery otherwise, landing nothing), then lands the
+// WriteMembersAt at MembersRoot. It checks that every temporary file
+// arrived before it moves any (ExitShortDelivery otherwise, landing nothing), then lands the
 // members in order: a directory target (or a symlink to one) is
 // ExitIsDirectory, an existing regular target's mode is kept and a new file
 // lands 0644, and the first failure stops the run, removes every temporary

@@ -20,9 +20,8 @@ import (
 const goldenNonce = 0x0123456789abcdef
 
 // goldenFiles is the batch the golden files are made from: nested and
-// hostile names, binary and empty data, a duplicate, runs split by directory
-// changes and by a repeated base name, and a name too long for a plain tar
-// header.
+// hostile names, binary and empty data, a duplicate, members alternating
+// between directories, and a name too long for a plain tar header.
 func goldenFiles() []FileWrite {
 	bin := make([]byte, 256)
 	for i := range bin {
@@ -114,19 +113,19 @@ func TestPlanBulkLayout(t *testing.T) {
 	for i, f := range files {
 		require.Equal(t, f.Path, paths[i])
 	}
-	stage := func(dir string, i uint64) string {
+	temp := func(dir string, i uint64) string {
 		return fmt.Sprintf("%s/.sandgate-write-%016x", dir, goldenNonce+i)
 	}
 	wantTemps := []string{
-		stage("/workspace/skill", 0) + "/SKILL.md",
-		stage("/workspace/skill/bin", 1) + "/run.sh",
-		stage("/workspace/skill/bin", 1) + "/data.bin",
-		stage("/workspace/skill", 3) + "/empty",
-		stage("/workspace/skill", 3) + "/dup",
-		stage("/workspace/skill", 5) + "/dup", // a repeated base name starts a run
-		stage("/workspace/sp ace/-dash", 6) + "/'q\"$(x)\n\xff",
-		stage("/workspace/"+strings.Repeat("long-", 30), 7) + "/name",
-		stage("", 8) + "/top",
+		temp("/workspace/skill", 0),
+		temp("/workspace/skill/bin", 1),
+		temp("/workspace/skill/bin", 2),
+		temp("/workspace/skill", 3),
+		temp("/workspace/skill", 4),
+		temp("/workspace/skill", 5), // a duplicate has its own
+		temp("/workspace/sp ace/-dash", 6),
+		temp("/workspace/"+strings.Repeat("long-", 30), 7),
+		temp("", 8),
 	}
 	var wantManifest []byte
 	for i, m := range b.members {
@@ -140,35 +139,6 @@ func TestPlanBulkLayout(t *testing.T) {
 		fmt.Sprint(b.PrefixLen())}, b.RenameCmd())
 }
 
-func TestPlanBulkRunLimits(t *testing.T) {
-	t.Parallel()
-	files := make([]FileWrite, bulkRunMembers+1)
-	for i := range files {
-		files[i] = FileWrite{Path: fmt.Sprintf("/w/f%05d", i)}
-	}
-	b, err := planBulk("/w", files, 0)
-	require.NoError(t, err)
-	require.Equal(t, path.Dir(b.members[0].temp), path.Dir(b.members[bulkRunMembers-1].temp))
-	require.NotEqual(t, path.Dir(b.members[0].temp), path.Dir(b.members[bulkRunMembers].temp), "a run holds at most bulkRunMembers")
-
-	long := strings.Repeat("x", 200)
-	files = files[:0]
-	for i := range 400 {
-		files = append(files, FileWrite{Path: fmt.Sprintf("/w/%s%03d", long, i)})
-	}
-	b, err = planBulk("/w", files, 0)
-	require.NoError(t, err)
-	runBytes := 0
-	for i, m := range b.members {
-		if i > 0 && path.Dir(m.temp) != path.Dir(b.members[i-1].temp) {
-			require.LessOrEqual(t, runBytes, bulkRunBytes)
-			runBytes = 0
-		}
-		runBytes += len(m.temp) + 1
-	}
-	require.Greater(t, b.stages, 1, "a run's argv is bounded")
-}
-
 func TestPlanBulkEmpty(t *testing.T) {
 	t.Parallel()
 	for _, files := range [][]FileWrite{nil, {}} {
@@ -179,6 +149,23 @@ func TestPlanBulkEmpty(t *testing.T) {
 	b, err := PlanBulk("relative", nil)
 	require.NoError(t, err, "an empty batch does nothing, whatever the workdir")
 	require.Nil(t, b)
+}
+
+func TestPlanBulkMtime(t *testing.T) {
+	t.Parallel()
+	before := time.Now().Truncate(time.Second)
+	b, err := PlanBulk("/w", []FileWrite{{Path: "/w/a", Data: []byte("a")}})
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, b.WriteArchive(&buf))
+	hdrs, _ := readArchive(t, buf.Bytes())
+	for _, h := range hdrs {
+		// The plan's clock in whole seconds: a landed member carries the
+		// time it was written without a utime call in the sandbox.
+		require.False(t, h.ModTime.Before(before), h.Name)
+		require.False(t, h.ModTime.After(time.Now()), h.Name)
+		require.Zero(t, h.ModTime.Nanosecond(), h.Name)
+	}
 }
 
 func TestPlanBulkWorkdirRoot(t *testing.T) {
@@ -235,8 +222,9 @@ func TestPlanBulkInvalid(t *testing.T) {
 func TestPlanBulkNonceCollision(t *testing.T) {
 	t.Parallel()
 	for _, p := range []string{
-		"/w/.sandgate-write-0000000000000007",       // a staging directory
-		"/w/.sandgate-write-0000000000000007/other", // inside one
+		"/w/.sandgate-write-0000000000000007",       // member 0's temporary name
+		"/w/.sandgate-write-0000000000000008",       // its own
+		"/w/.sandgate-write-0000000000000007/other", // below one
 		"/w/.sandgate-write-0000000000000007.manifest",
 		"/w/.sandgate-write-0000000000000007.dirs/x",
 	} {

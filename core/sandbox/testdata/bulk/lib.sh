@@ -5,8 +5,7 @@ if ! [[ $__sgb_n =~ ^[0-9]+$ && $__sgb_nd =~ ^[0-9]+$ && $__sgb_p =~ ^[0-9]+$ &&
 	exit 2
 fi
 __sgb_shed=0
-__sgb_tmp=() __sgb_tgt=() __sgb_dirs=() __sgb_stage=() __sgb_first=()
-declare -A __sgb_okdir=()
+__sgb_tmp=() __sgb_tgt=() __sgb_dirs=() __sgb_ready=()
 __sgb_perl=
 if command -v perl >/dev/null 2>&1; then
 	__sgb_perl=1
@@ -15,8 +14,8 @@ umask 022
 trap __sgb_exit EXIT
 
 __sgb_plprog='use strict;
-my ($act, $mf, $n, $start) = @ARGV;
-my (@s, @t, @stage, @first);
+my ($mf, $dl, $n, $start) = @ARGV;
+my (@s, @t);
 
 sub load {
 	my $fh;
@@ -28,17 +27,12 @@ sub load {
 	my $whole = (@m == 2 * $n + 1 && $m[-1] eq "");
 	for (my $i = 0; $i + 1 < @m; $i += 2) {
 		my ($s, $t) = @m[$i, $i + 1];
-		my ($sd, $sb) = $s =~ m{\A(.*)/([^/]+)\z}s;
-		my ($td, $tb) = $t =~ m{\A(/.*|)/([^/]+)\z}s;
-		last unless defined $sb && defined $tb && $sb eq $tb;
-		my ($pd, $sn) = $sd =~ m{\A(.*)/([^/]+)\z}s;
-		last unless defined $sn && $pd eq $td && $sn =~ /\A\.sandgate-write-[0-9a-f]{16}\z/;
+		my ($k, $j) = (rindex($s, "/"), rindex($t, "/"));
+		last unless $k >= 0 && substr($t, 0, 1) eq "/" && $j < length($t) - 1
+			&& substr($s, 0, $k) eq substr($t, 0, $j)
+			&& substr($s, $k + 1) =~ /\A\.sandgate-write-[0-9a-f]{16}\z/;
 		push @s, $s;
 		push @t, $t;
-		if (!@stage || $stage[-1] ne $sd) {
-			push @stage, $sd;
-			push @first, $i / 2;
-		}
 	}
 	return $whole && @t == $n;
 }
@@ -49,110 +43,35 @@ sub verdict {
 	exit $code;
 }
 
-sub dirof {
-	my $p = shift;
-	$p =~ s{/[^/]*\z}{}s;
-	return $p eq "" ? "/" : $p;
-}
-
-sub blocked {
-	my $p = "";
-	for my $c (grep { $_ ne "" } split m{/}, shift) {
-		$p .= "/$c";
-		next if -d $p;
-		return -e $p || -l $p;
-	}
-	return 0;
-}
-
-sub mkpath {
-	my $p = "";
-	for my $c (grep { $_ ne "" } split m{/}, shift) {
-		$p .= "/$c";
-		next if -d $p;
-		next if mkdir $p, 0777;
-		my $e = $!;
-		next if -d $p;
-		$! = $e;
-		return 0;
-	}
-	return 1;
-}
-
-if ($act eq "prepare") {
-	load() or exit 3;
-	my (%first_of, @dirs, %bad);
-	for my $i (0 .. $#t) {
-		my $d = dirof($t[$i]);
-		next if exists $first_of{$d};
-		$first_of{$d} = $i;
-		push @dirs, $d;
-	}
-	for my $d (@dirs) {
-		$bad{$d} = 1 if blocked($d);
-	}
-	if (%bad) {
-		for my $i (0 .. $#t) {
-			verdict(6, $i, "Not a directory") if $bad{dirof($t[$i])};
-		}
-	}
-	for my $d (@dirs) {
-		mkpath($d) or verdict(7, $first_of{$d}, "$!");
-	}
-	for my $k (0 .. $#stage) {
-		mkdir $stage[$k], 0777 or verdict(8, $first[$k], "$!");
-	}
-	exit 0;
-}
-
-if ($act eq "land") {
-	load() or exit 3;
-	my @mtime;
-	for my $i ($start .. $#s) {
-		my @st = stat $s[$i];
+load() or exit 3;
+my @mode;
+if ($start == 0) {
+	for my $i (0 .. $#s) {
+		my @st = lstat $s[$i];
 		verdict(4, $i, "temporary file missing") unless @st && -f _;
-		$mtime[$i] = $st[9];
-		last if $start > 0;
+		$mode[$i] = $st[2] & 07777;
 	}
-	for my $i ($start .. $#s) {
-		my ($s, $t) = ($s[$i], $t[$i]);
-		my $mode = 0644;
-		if (my @st = lstat $t) {
-			my ($reg, $link, $dir) = (-f _, -l _, -d _);
-			verdict(5, $i, "Is a directory") if $dir || ($link && -d $t);
-			$mode = $st[2] & 07777 if $reg;
-		}
-		chmod $mode, $s or verdict(5, $i, "$!");
-		utime undef, undef, $s if !defined $mtime[$i] || $mtime[$i] == 0;
-		rename $s, $t or verdict(5, $i, "$!");
-	}
-	rmdir $_ for @stage;
-	exit 0;
 }
-
-if ($act eq "shed") {
-	load();
-	for my $d (@stage) {
-		if (-l $d) {
-			unlink $d;
-			next;
-		}
-		if (opendir my $dh, $d) {
-			for my $e (readdir $dh) {
-				unlink "$d/$e" unless $e eq "." || $e eq "..";
-			}
-			closedir $dh;
-		}
-		rmdir $d;
+for my $i ($start .. $#s) {
+	my ($s, $t) = ($s[$i], $t[$i]);
+	my $want = 0644;
+	if (my @st = lstat $t) {
+		my ($reg, $link, $dir) = (-f _, -l _, -d _);
+		verdict(5, $i, "Is a directory") if $dir || ($link && -d $t);
+		$want = $st[2] & 07777 if $reg;
 	}
-	exit 0;
+	if (!defined $mode[$i] || $mode[$i] != $want) {
+		chmod $want, $s or verdict(5, $i, "$!");
+	}
+	rename $s, $t or verdict(5, $i, "$!");
 }
-exit 2;
+unlink $mf, $dl;
+exit 0;
 '
 
 __sgb_pl() {
 	unset PERL5OPT PERL5LIB PERLLIB PERL5DB PERL_UNICODE PERLIO
-	exec perl -e "$__sgb_plprog" -- "$1" "$__sgb_m" "$__sgb_n" "$2"
+	exec perl -e "$__sgb_plprog" -- "$__sgb_m" "$__sgb_d" "$__sgb_n" "$1"
 }
 
 __sgb_chunk() {
@@ -176,14 +95,11 @@ __sgb_chunk() {
 
 __sgb_exit() {
 	local rc=$?
+	local -a all=()
 	if (( __sgb_shed == 2 || (__sgb_shed == 1 && rc != 0) )); then
-		if (( ${#__sgb_stage[@]} )) || [[ -z $__sgb_perl ]] || ! (__sgb_pl shed 0) >/dev/null 2>&1; then
-			(( ${#__sgb_stage[@]} )) || __sgb_load 0
-			__sgb_chunk __sgb_stage rm -rf 2>/dev/null
-		fi
-	fi
-	if (( __sgb_shed >= 2 || (__sgb_shed == 1 && rc != 0) )); then
-		rm -f -- "$__sgb_m" "$__sgb_d" 2>/dev/null
+		(( ${#__sgb_tmp[@]} )) || __sgb_load 0
+		all=("${__sgb_tmp[@]}" "$__sgb_m" "$__sgb_d")
+		__sgb_chunk all rm -f 2>/dev/null
 	fi
 	exit "$rc"
 }
@@ -215,8 +131,8 @@ __sgb_extract_rest() {
 
 __sgb_load() {
 	local -a m=()
-	local i s t st prev= re='^\.sandgate-write-[0-9a-f]{16}$'
-	__sgb_tmp=() __sgb_tgt=() __sgb_dirs=() __sgb_stage=() __sgb_first=()
+	local i s t re='^\.sandgate-write-[0-9a-f]{16}$'
+	__sgb_tmp=() __sgb_tgt=() __sgb_dirs=()
 	if [[ -f $__sgb_d ]]; then
 		mapfile -d '' -t __sgb_dirs <"$__sgb_d"
 	fi
@@ -225,14 +141,7 @@ __sgb_load() {
 	fi
 	for ((i = 0; i + 1 < ${#m[@]}; i += 2)); do
 		s=${m[i]} t=${m[i + 1]}
-		[[ $t == /?* && ${s##*/} == "${t##*/}" && ${s%/*/*} == "${t%/*}" ]] || break
-		st=${s%/*}
-		if [[ $st != "$prev" ]]; then
-			[[ ${st##*/} =~ $re ]] || break
-			__sgb_stage+=("$st")
-			__sgb_first+=("$((i / 2))")
-			prev=$st
-		fi
+		[[ $t == /* && $t != */ && ${s%/*} == "${t%/*}" && ${s##*/} =~ $re ]] || break
 		__sgb_tmp+=("$s")
 		__sgb_tgt+=("$t")
 	done
@@ -258,69 +167,68 @@ __sgb_malformed() {
 	__sg_fault 87 - "bulk manifest missing or malformed"
 }
 
-__sgb_step() {
-	if [[ -n $__sgb_perl ]]; then
-		"__sgb_pl_$1" && return 0
+__sgb_prepare() {
+	local d p i e bad=
+	local -a new=()
+	local -A seen=() shut=()
+	mapfile -d '' -t __sgb_dirs <"$__sgb_d"
+	(( ${#__sgb_dirs[@]} == __sgb_nd )) || __sgb_malformed
+	for d in "${__sgb_dirs[@]}"; do
+		[[ $d == /* ]] || __sgb_malformed
+		if [[ -d $d ]]; then
+			[[ -w $d && -x $d ]] || shut[$d]=1
+			continue
+		fi
+		new+=("$d")
+		p=$d
+		while [[ -n $p && -z ${seen[$p]-} ]]; do
+			seen[$p]=1
+			[[ -d $p ]] && break
+			if [[ -e $p || -L $p ]]; then
+				__sgb_blocked_members
+				__sg_blocked "$d" -
+			fi
+			p=${p%/*}
+		done
+	done
+	if (( ${#new[@]} )) && ! __sgb_chunk new mkdir -p 2>/dev/null; then
+		bad=1
+	fi
+	[[ -n $bad || ${#shut[@]} -gt 0 ]] || return 0
+	__sgb_load 1 || __sgb_malformed
+	for ((i = 0; i < __sgb_n; i++)); do
+		d=${__sgb_tgt[i]%/*}
+		d=${d:-/}
+		[[ -n $bad ]] && __sg_mkdirs "$d" "$i"
+		[[ ${shut[$d]-} == 1 ]] || continue
+		shut[$d]=0
+		e=$({ : >>"${__sgb_tmp[i]}"; } 2>&1) || __sg_fault 85 "$i" "$(__sg_reason "$e")"
+		rm -f -- "${__sgb_tmp[i]}"
+	done
+}
+
+__sgb_land() {
+	if [[ -n $__sgb_perl ]] && __sgb_pl_land; then
+		return 0
 	fi
 	__sgb_load 1 || __sgb_malformed
-	"__sgb_sh_$1"
-}
-
-__sgb_pl_prepare() {
-	local out rc i d
-	out=$(__sgb_pl prepare 0)
-	rc=$?
-	i=${out%%$'\t'*}
-	case $rc in
-	0) return 0 ;;
-	3) __sgb_malformed ;;
-	6 | 7 | 8) [[ $i =~ ^[0-9]+$ ]] && __sgb_load 1 && (( i < __sgb_n )) || __sgb_malformed ;;
-	*) return 1 ;;
-	esac
-	d=${__sgb_tgt[i]%/*}
-	case $rc in
-	6) __sg_blocked "${d:-/}" "$i" ;;
-	7) __sg_mkdirs "${d:-/}" "$i" ;;
-	8) __sg_pathfault "${__sgb_tmp[i]%/*}" "$i" ;;
-	esac
-	__sg_fault "$(( rc == 6 ? 82 : 85 ))" "$i" "${out#*$'\t'}"
-}
-
-__sgb_sh_prepare() {
-	local i d k e
-	__sgb_blocked_members
-	if ! __sgb_chunk __sgb_dirs mkdir -p 2>/dev/null; then
-		for ((i = 0; i < __sgb_n; i++)); do
-			d=${__sgb_tgt[i]%/*}
-			[[ -d ${d:-/} ]] || __sg_mkdirs "${d:-/}" "$i"
-		done
-	fi
-	if ! __sgb_chunk __sgb_stage mkdir 2>/dev/null; then
-		for ((k = 0; k < ${#__sgb_stage[@]}; k++)); do
-			[[ -d ${__sgb_stage[k]} ]] && continue
-			if ! e=$(mkdir -- "${__sgb_stage[k]}" 2>&1); then
-				__sg_pathfault "${__sgb_stage[k]}" "${__sgb_first[k]}"
-				__sg_fault 85 "${__sgb_first[k]}" "$(__sg_reason "$e")"
-			fi
-		done
-	fi
+	__sgb_sh_land
 }
 
 __sgb_pl_land() {
 	local out rc i s=0
 	while :; do
-		out=$(__sgb_pl land "$s")
+		out=$(__sgb_pl "$s")
 		rc=$?
 		i=${out%%$'\t'*}
 		case $rc in
-		0) __sgb_shed=3; return 0 ;;
+		0) __sgb_shed=0; return 0 ;;
 		3) __sgb_malformed ;;
 		4 | 5) [[ $i =~ ^[0-9]+$ ]] && (( i < __sgb_n )) || __sgb_malformed ;;
 		*) return 1 ;;
 		esac
 		(( rc == 4 )) && __sg_fault 87 "$i" "temporary file missing"
 		(( ${#__sgb_tgt[@]} )) || __sgb_load 1 || __sgb_malformed
-		touch -c -- "${__sgb_tmp[i]}" 2>/dev/null
 		__sg_land "${__sgb_tgt[i]}" "${__sgb_tmp[i]}" "$i"
 		s=$((i + 1))
 	done
@@ -329,98 +237,64 @@ __sgb_pl_land() {
 __sgb_present() {
 	local i
 	for ((i = 0; i < __sgb_n; i++)); do
-		[[ -f ${__sgb_tmp[i]} ]] || __sg_fault 87 "$i" "temporary file missing"
+		[[ -f ${__sgb_tmp[i]} && ! -L ${__sgb_tmp[i]} ]] || __sg_fault 87 "$i" "temporary file missing"
 	done
-}
-
-__sgb_scan() {
-	local i t d
-	for ((i = $1; i < __sgb_n; i++)); do
-		t=${__sgb_tgt[i]}
-		[[ -d $t ]] && break
-		d=${t%/*}
-		d=${d:-/}
-		if [[ -z ${__sgb_okdir[$d]-} ]]; then
-			[[ -d $d && -w $d && -x $d ]] || break
-			__sgb_okdir[$d]=1
-		fi
-	done
-	__sgb_k=$i
 }
 
 __sgb_modes() {
-	local i j t m out
-	local -a all=() reg=() regi=() modes=() lst=()
+	local i j m t out
+	local -a reg=() regi=() modes=() cur=() want=() lst=()
 	local -A bym=()
-	for ((i = $1; i < $2; i++)); do
-		all+=("${__sgb_tmp[i]}")
+	for ((i = 0; i < __sgb_n; i++)); do
+		want[i]=644
 		t=${__sgb_tgt[i]}
 		if [[ -f $t && ! -L $t ]]; then
 			reg+=("$t")
 			regi+=("$i")
-		else
-			bym[644]+=" $i"
 		fi
 	done
-	(( ${#all[@]} )) || return 0
-	__sgb_chunk all touch -c 2>/dev/null
 	if (( ${#reg[@]} )); then
-		out=$(__sgb_chunk reg stat -c %a 2>/dev/null) || return 1
-		modes=($out)
-		(( ${#modes[@]} == ${#reg[@]} )) || return 1
+		out=$(__sgb_chunk reg stat -c %a 2>/dev/null) || return 0
+		mapfile -t modes <<<"$out"
+		(( ${#modes[@]} == ${#reg[@]} )) || return 0
 		for ((j = 0; j < ${#reg[@]}; j++)); do
-			[[ ${modes[j]} =~ ^[0-7]+$ ]] || return 1
-			bym[${modes[j]}]+=" ${regi[j]}"
+			[[ ${modes[j]} =~ ^[0-7]+$ ]] || return 0
+			want[regi[j]]=${modes[j]}
 		done
 	fi
+	out=$(__sgb_chunk __sgb_tmp stat -c %a 2>/dev/null) || return 0
+	mapfile -t cur <<<"$out"
+	(( ${#cur[@]} == __sgb_n )) || return 0
+	for ((i = 0; i < __sgb_n; i++)); do
+		if [[ ${cur[i]} == "${want[i]}" ]]; then
+			__sgb_ready[i]=1
+		else
+			bym[${want[i]}]+=" $i"
+		fi
+	done
 	for m in "${!bym[@]}"; do
 		lst=()
 		for i in ${bym[$m]}; do
 			lst+=("${__sgb_tmp[i]}")
 		done
-		__sgb_chunk lst chmod "$m" 2>/dev/null || return 1
-	done
-}
-
-__sgb_move() {
-	local i=$1 j m st d
-	local -a srcs=()
-	while (( i < $2 )); do
-		st=${__sgb_tmp[i]%/*}
-		srcs=()
-		for ((j = i; j < $2; j++)); do
-			[[ ${__sgb_tmp[j]%/*} == "$st" ]] || break
-			srcs+=("${__sgb_tmp[j]}")
+		__sgb_chunk lst chmod "$m" 2>/dev/null || continue
+		for i in ${bym[$m]}; do
+			__sgb_ready[i]=1
 		done
-		d=${__sgb_tgt[i]%/*}
-		if ! mv -f -t "${d:-/}" -- "${srcs[@]}" 2>/dev/null; then
-			for ((m = i; m < j; m++)); do
-				if [[ -e ${__sgb_tmp[m]} || -L ${__sgb_tmp[m]} ]]; then
-					__sg_land "${__sgb_tgt[m]}" "${__sgb_tmp[m]}" "$m"
-				fi
-			done
-		fi
-		i=$j
 	done
 }
 
 __sgb_sh_land() {
-	local s=0 k i
+	local i t
 	__sgb_present
-	while (( s < __sgb_n )); do
-		__sgb_scan "$s"
-		k=$__sgb_k
-		if __sgb_modes "$s" "$k"; then
-			__sgb_move "$s" "$k"
-		else
-			for ((i = s; i < k; i++)); do
-				__sg_land "${__sgb_tgt[i]}" "${__sgb_tmp[i]}" "$i"
-			done
+	__sgb_modes
+	for ((i = 0; i < __sgb_n; i++)); do
+		t=${__sgb_tgt[i]}
+		if [[ -n ${__sgb_ready[i]-} && ! -d $t ]] && mv -fT -- "${__sgb_tmp[i]}" "$t" 2>/dev/null; then
+			continue
 		fi
-		(( k < __sgb_n )) || break
-		touch -c -- "${__sgb_tmp[k]}" 2>/dev/null
-		__sg_land "${__sgb_tgt[k]}" "${__sgb_tmp[k]}" "$k"
-		s=$((k + 1))
+		__sg_land "$t" "${__sgb_tmp[i]}" "$i"
 	done
-	__sgb_shed=2
+	rm -f -- "$__sgb_m" "$__sgb_d" 2>/dev/null
+	__sgb_shed=0
 }

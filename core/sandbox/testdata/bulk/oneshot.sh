@@ -1,5 +1,5 @@
 __sgb_shed=1
 __sgb_unpack
-__sgb_step prepare
+__sgb_prepare
 __sgb_extract_rest
-__sgb_step land
+__sgb_land

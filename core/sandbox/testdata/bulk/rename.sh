@@ -1,2 +1,2 @@
 __sgb_shed=1
-__sgb_step land
+__sgb_land
