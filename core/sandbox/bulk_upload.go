@@ -66,7 +66,7 @@ func (b *BulkWrite) WriteUpload(w io.Writer, u Upload) error {
 		if !strings.HasPrefix(m.temp, strip) {
 			return fmt.Errorf("bulk archive: %s is not below %q", clipText(m.temp, 256), clipText(u.Dir, 256))
 		}
-		if err := writeEntry(tw, m.temp, strip, m.data); err != nil {
+		if err := b.writeEntry(tw, m.temp, strip, m.data); err != nil {
 			return err
 		}
 	}
