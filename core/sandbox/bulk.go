@@ -24,8 +24,8 @@ import (
 // rmdir each, and one per member when members alternate between
 // directories).
 //
-// The flow: Docker runs PrepareCmd (stdin WritePrefix), PUTs WriteMembersAt
-// at MembersRoot, then runs RenameCmd, or DiscardCmd when the PUT failed;
+// The flow: Docker runs PrepareCmd (stdin WritePrefix), PUTs each Uploads
+// group (WriteUpload), then runs RenameCmd, or DiscardCmd when a PUT failed;
 // Kubernetes runs OneShotCmd with WriteArchive on stdin. Classify reads every
 // script's exit.
 type BulkWrite struct {

@@ -5,7 +5,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"path"
 	"strings"
 	"time"
 )
@@ -50,37 +49,10 @@ func (b *BulkWrite) WritePrefix(w io.Writer) error {
 
 // WriteMembers writes the rest of the archive after the prefix: every member
 // and the end-of-archive blocks — a complete tar on its own, for extraction
-// at "/".
-func (b *BulkWrite) WriteMembers(w io.Writer) error { return b.WriteMembersAt(w, "/") }
-
-// WriteMembersAt is WriteMembers with the entry names relative to dir, an
-// absolute directory holding every member's temporary path (MembersRoot is
-// the deepest one). On Docker it is the body of the archive PUT at
-// MembersRoot(), after PrepareCmd has landed the bookkeeping, so a PUT that
-// breaks can never truncate the manifest the recovery pass reads. The PUT
-// goes below "/" because Docker refuses any PUT at a path of a read-only
-// root filesystem, even one whose entries all land in writable volumes.
-func (b *BulkWrite) WriteMembersAt(w io.Writer, dir string) error {
-	strip := strings.TrimRight(dir, "/") + "/"
-	for _, m := range b.members {
-		if !strings.HasPrefix(m.temp, strip) {
-			return fmt.Errorf("bulk archive: %s is not below %q", clipText(m.temp, 256), clipText(dir, 256))
-		}
-	}
+// at "/" (Docker PUTs the members per upload group instead: Uploads).
+func (b *BulkWrite) WriteMembers(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
-	return b.finish(tar.NewWriter(bw), bw, strip)
-}
-
-// MembersRoot is the deepest directory that holds every member's temporary
-// path: where Docker's archive PUT of WriteMembersAt extracts.
-func (b *BulkWrite) MembersRoot() string {
-	root := b.dirs[0]
-	for _, d := range b.dirs[1:] {
-		for root != "/" && d != root && !strings.HasPrefix(d, root+"/") {
-			root = path.Dir(root)
-		}
-	}
-	return root
+	return b.finish(tar.NewWriter(bw), bw, "/")
 }
 
 // PrefixLen is the byte length of WritePrefix's output.

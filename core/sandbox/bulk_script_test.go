@@ -98,8 +98,10 @@ func dockerFlow(t *testing.T, b *BulkWrite, r bulkRun) shellResult {
 	if res.code != 0 {
 		return res
 	}
-	root := b.MembersRoot()
-	ok := putArchive(t, root, archiveBytes(t, func(w *bytes.Buffer) error { return b.WriteMembersAt(w, root) }))
+	ok := true // the adapter's flow: one PUT per upload group, stopping at the first failure
+	for _, up := range b.Uploads(nil) {
+		ok = ok && putArchive(t, up.Dir, archiveBytes(t, func(w *bytes.Buffer) error { return b.WriteUpload(w, up) }))
+	}
 	if r.between != nil {
 		r.between(t, b)
 	}

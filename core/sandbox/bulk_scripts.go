@@ -5,8 +5,8 @@ package sandbox
 // (BulkWrite.argv): the bookkeeping paths, the member count, the dir count
 // and the archive prefix length. Paths never enter the script text.
 //
-// The flow on Docker is PrepareCmd (stdin: WritePrefix) → archive PUT at
-// MembersRoot (body: WriteMembersAt) → RenameCmd, or DiscardCmd when the PUT
+// The flow on Docker is PrepareCmd (stdin: WritePrefix) → one archive PUT
+// per Uploads group (body: WriteUpload) → RenameCmd, or DiscardCmd when a PUT
 // failed. On Kubernetes it is OneShotCmd alone (stdin: WriteArchive), which
 // does all three in one exec.
 //
@@ -348,8 +348,7 @@ const (
 // RenameCmd.
 func (b *BulkWrite) PrepareCmd() []string { return b.argv(bulkPrepareScript) }
 
-// RenameCmd is Docker's second exec, after a successful PUT of
-// WriteMembersAt at MembersRoot. It checks that every temporary file
+// RenameCmd is Docker's second exec, after every Uploads group was PUT. It checks that every temporary file
 // arrived before it moves any (ExitShortDelivery otherwise, landing nothing), then lands the
 // members in order: a directory target (or a symlink to one) is
 // ExitIsDirectory, an existing regular target's mode is kept and a new file

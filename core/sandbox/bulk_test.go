@@ -291,9 +291,11 @@ func TestBulkArchive(t *testing.T) {
 	require.Len(t, memberBodies, len(files), "WriteMembers is a complete archive of the members")
 }
 
-func TestBulkMembersRoot(t *testing.T) {
+// Without writable roots, a batch is one upload at the deepest directory
+// holding every temporary file.
+func TestBulkUploadRoot(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, "/", goldenPlan(t).MembersRoot())
+	require.Equal(t, "/", goldenPlan(t).Uploads(nil)[0].Dir)
 	cases := []struct {
 		paths []string
 		root  string
@@ -311,9 +313,11 @@ func TestBulkMembersRoot(t *testing.T) {
 		}
 		b, err := planBulk("/w", files, 1)
 		require.NoError(t, err)
-		require.Equal(t, tc.root, b.MembersRoot(), tc.paths)
+		ups := b.Uploads(nil)
+		require.Len(t, ups, 1)
+		require.Equal(t, tc.root, ups[0].Dir, tc.paths)
 		var buf bytes.Buffer
-		require.NoError(t, b.WriteMembersAt(&buf, tc.root+"/"))
+		require.NoError(t, b.WriteUpload(&buf, ups[0]))
 		hdrs, bodies := readArchive(t, buf.Bytes())
 		for i, h := range hdrs {
 			require.Equal(t, b.members[i].temp, path.Join(tc.root, h.Name))
@@ -322,7 +326,7 @@ func TestBulkMembersRoot(t *testing.T) {
 	}
 	b, err := planBulk("/w", []FileWrite{{Path: "/w/a/x"}, {Path: "/w/b/y"}}, 1)
 	require.NoError(t, err)
-	require.ErrorContains(t, b.WriteMembersAt(io.Discard, "/w/a"), "is not below \"/w/a\"")
+	require.ErrorContains(t, b.WriteUpload(io.Discard, Upload{Dir: "/w/a", members: []int{0, 1}}), "is not below \"/w/a\"")
 }
 
 func TestBulkArchiveStreamsData(t *testing.T) {
