@@ -38,10 +38,15 @@ func deadGroup(t *testing.T) int {
 
 // zombieGroup returns a process group whose only member is a zombie: a
 // child that made its own session and exited, under a parent that never
-// reaps it.
+// reaps it. The child exits only once the parent has become `sleep`:
+// exiting earlier would let bash reap it before its exec.
 func zombieGroup(t *testing.T) int {
 	t.Helper()
-	parent := exec.Command("/bin/bash", "-c", `setsid sleep 0 & echo $!; exec sleep 30`)
+	release, hold, err := os.Pipe()
+	require.NoError(t, err)
+	defer release.Close()
+	parent := exec.Command("/bin/bash", "-c", `setsid /bin/bash -c 'read -r _ <&3' & echo $!; exec sleep 30`)
+	parent.ExtraFiles = []*os.File{release}
 	out, err := parent.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, parent.Start())
@@ -51,10 +56,16 @@ func zombieGroup(t *testing.T) int {
 	require.NoError(t, err)
 	pid, err := strconv.Atoi(strings.TrimSpace(string(line[:n])))
 	require.NoError(t, err)
+	comm := "/proc/" + strconv.Itoa(parent.Process.Pid) + "/comm"
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(comm)
+		return err == nil && strings.TrimSpace(string(b)) == "sleep"
+	}, 10*time.Second, 10*time.Millisecond, "parent never became sleep")
+	require.NoError(t, hold.Close())
 	require.Eventually(t, func() bool {
 		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 		return err == nil && strings.Contains(string(b), ") Z ")
-	}, 5*time.Second, 10*time.Millisecond)
+	}, 10*time.Second, 10*time.Millisecond, "child never became a zombie")
 	return pid
 }
 
