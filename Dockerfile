@@ -20,8 +20,17 @@ FROM debian:bookworm AS executor
 COPY --from=build /out/executor /usr/local/bin/executor
 ENTRYPOINT ["/usr/local/bin/executor"]
 
+# What the gate needs besides its binary: the iptables binaries that
+# go-iptables executes (Debian's package ships both the nft and the legacy
+# backends) and the CA bundle it verifies upstream certificates against. A
+# stage of its own so that the firewall tests can run in it without a gate.
+FROM debian:bookworm AS gate-runtime
+RUN apt-get update -q \
+	&& DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends iptables ca-certificates \
+	&& rm -rf /var/lib/apt/lists/*
+
 # The per-session egress gate. It starts as root to install its firewall and
-# then drops to its own uid; iptables is added here with the gate issue.
-FROM debian:bookworm AS gate
+# then drops to its own uid (CONTRACT C-FW-1).
+FROM gate-runtime AS gate
 COPY --from=build /out/gate /usr/local/bin/gate
 ENTRYPOINT ["/usr/local/bin/gate"]

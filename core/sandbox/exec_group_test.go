@@ -44,7 +44,7 @@ func zombieGroup(t *testing.T) int {
 	t.Helper()
 	release, hold, err := os.Pipe()
 	require.NoError(t, err)
-	defer release.Close()
+	defer func() { _ = release.Close() }()
 	parent := exec.Command("/bin/bash", "-c", `setsid /bin/bash -c 'read -r _ <&3' & echo $!; exec sleep 30`)
 	parent.ExtraFiles = []*os.File{release}
 	out, err := parent.StdoutPipe()
