@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,45 +26,35 @@ const testSecret = "ghp_0123456789abcdefSECRET"
 
 var testKey = bytes.Repeat([]byte{7}, session.KeyLen)
 
-// syncBuffer is a log sink that the server's goroutines and the test share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // env is one handler on a real SQLite store behind a real HTTP server, with
 // its log captured at debug level.
 type env struct {
 	store *tokenstore.Store
 	srv   *httptest.Server
-	logs  *syncBuffer
+	log   *bytes.Buffer
+}
+
+// logs stops the server, which waits for every request in flight, and
+// returns what was logged (the handler's writes then happen before this
+// read; slog's handler serialises its own writes).
+func (e *env) logs() string {
+	e.srv.Close()
+	return e.log.String()
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	store, err := tokenstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "store.db"), testKey)
 	require.NoError(t, err)
-	logs := &syncBuffer{}
-	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	buf := &bytes.Buffer{}
+	log := slog.New(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv := httptest.NewServer(NewGateConfigHandler(store, store, log))
 	t.Cleanup(func() {
 		srv.Close()
 		// Closing twice (a test that closed the store itself) is harmless.
 		_ = store.Close()
 	})
-	return &env{store: store, srv: srv, logs: logs}
+	return &env{store: store, srv: srv, log: buf}
 }
 
 // session stores a session with one credential and a live token for it.
@@ -141,7 +130,7 @@ func TestGateConfigServesTheSessionsConfig(t *testing.T) {
 	require.Equal(t, testSecret, c.Secret.Reveal())
 	require.Equal(t, []string{"api.github.com"}, c.AllowedHosts)
 	require.Equal(t, []gateconfig.Location{gateconfig.LocationHeaders}, c.Locations)
-	logs := e.logs.String()
+	logs := e.logs()
 	require.Contains(t, logs, "gate config served")
 	require.NotContains(t, logs, testSecret)
 	require.NotContains(t, logs, token)
@@ -206,7 +195,7 @@ func TestGateConfigAuthorizationSpellings(t *testing.T) {
 			require.NotContains(t, string(r.body), testSecret)
 		})
 	}
-	t.Cleanup(func() { require.NotContains(t, e.logs.String(), token) })
+	t.Cleanup(func() { require.NotContains(t, e.logs(), token) })
 }
 
 func TestGateConfigSessionGone(t *testing.T) {
@@ -223,7 +212,7 @@ func TestGateConfigSessionGone(t *testing.T) {
 	tok := e.store.Generate()
 	require.NoError(t, e.store.Persist(ctx, orphan, tok))
 	requireError(t, e.do(t, http.MethodGet, GateConfigPath, "Bearer "+tok), http.StatusUnauthorized, CodeUnauthorized)
-	require.Contains(t, e.logs.String(), "the token's session record is gone")
+	require.Contains(t, e.logs(), "the token's session record is gone")
 }
 
 func TestGateConfigMethodAndPath(t *testing.T) {
@@ -251,7 +240,7 @@ func TestGateConfigStoreFailure(t *testing.T) {
 	r := e.do(t, http.MethodGet, GateConfigPath, "Bearer "+token)
 	requireError(t, r, http.StatusInternalServerError, CodeInternal)
 	require.JSONEq(t, `{"error":{"code":"internal","message":"the gate config could not be served"}}`, string(r.body))
-	logs := e.logs.String()
+	logs := e.logs()
 	require.Contains(t, logs, "gate config failed")
 	require.NotContains(t, logs, token)
 }
@@ -264,7 +253,7 @@ func TestGateConfigRecordTheGateWouldRefuse(t *testing.T) {
 	e := newEnv(t)
 	_, token := e.session(t, "shrt")
 	requireError(t, e.do(t, http.MethodGet, GateConfigPath, "Bearer "+token), http.StatusInternalServerError, CodeInternal)
-	logs := e.logs.String()
+	logs := e.logs()
 	require.Contains(t, logs, "credentials[0].secret")
 	require.NotContains(t, logs, `shrt`)
 }
