@@ -255,3 +255,23 @@ func BenchmarkLeafMint(b *testing.B) {
 		}
 	}
 }
+
+// TestLeafVerifiesBeforeHandingOut: should the patterns Leaf checks ever be
+// wider than the constraints in the CA, Leaf still refuses, because it runs
+// every new leaf through Go's verifier first.
+func TestLeafVerifiesBeforeHandingOut(t *testing.T) {
+	t.Parallel()
+	a := newCA(t, "api.example.com")
+	a.permitted = append(a.permitted, patterns(t, "evil.com", "10.0.0.1")...)
+	for _, host := range []string{"evil.com", "10.0.0.1"} {
+		c, err := a.Leaf(host)
+		require.ErrorIs(t, err, ErrNotPermitted, host)
+		var invalid x509.CertificateInvalidError
+		require.ErrorAs(t, err, &invalid)
+		assert.Equal(t, x509.CANotAuthorizedForThisName, invalid.Reason)
+		require.Nil(t, c)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	assert.Empty(t, a.leaves, "a refused leaf is not cached")
+}
