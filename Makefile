@@ -19,11 +19,11 @@ GOLANGCI_LINT := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 # since the in-sandbox scripts they run depend on the host (bash, mounts).
 UNIT_FLAGS := $(if $(filter true,$(CI)),-count=1)
 
-.PHONY: test fmt vet unit coverage integration docker images postgres check tidy lint bench
+.PHONY: test fmt vet unit coverage integration docker images gate-image postgres check tidy lint bench
 
 ## test: gofmt, vet, unit tests with -race, core coverage gate, then a Docker
 ## engine, the local images and the integration tests.
-test: fmt vet coverage images integration
+test: fmt vet coverage images gate-image integration
 
 fmt:
 	@files=$$(gofmt -l .); \
@@ -73,6 +73,17 @@ postgres:
 ## golang:1.26-bookworm), built only when missing.
 images: docker
 	build/images.sh
+
+## gate-image: the gate of this tree (`docker build --target gate`, offline
+## from the local base images) as sandgate/gate:dev, and its runtime stage as
+## sandgate/gate-runtime:dev, in which the firewall tests run. The classic
+## builder, since the docker CLI here may have no buildx; unchanged layers come
+## from its cache.
+GATE_IMAGE ?= sandgate/gate:dev
+export SANDGATE_TEST_GATE_IMAGE := $(GATE_IMAGE)
+gate-image: images
+	DOCKER_BUILDKIT=0 docker build -q --target gate -t $(GATE_IMAGE) . >/dev/null
+	DOCKER_BUILDKIT=0 docker build -q --target gate-runtime -t sandgate/gate-runtime:dev . >/dev/null
 
 ## bench: every Docker row of spec/PERFORMANCE.md against its raw-engine
 ## baseline, interleaved in one run; prints one line per row and writes

@@ -69,11 +69,15 @@ func containerConfig(spec sandbox.Spec, ncpu int, extraLabels map[string]string)
 		// Volumes, not tmpfs: the archive endpoint (bulk writes) cannot
 		// extract into a tmpfs mount of a container (C-HARD-4).
 		for _, p := range sandbox.WritablePaths(spec.Workdir) {
-			host.Mounts = append(host.Mounts, mount.Mount{Type: mount.TypeVolume, Target: p})
+			host.Mounts = append(host.Mounts, volumeAt(p))
 		}
 	}
 	return cfg, host
 }
+
+// volumeAt is a fresh anonymous volume mounted at target; Reap removes it
+// with its container.
+func volumeAt(target string) mount.Mount { return mount.Mount{Type: mount.TypeVolume, Target: target} }
 
 // envList renders env as KEY=VALUE in sorted order, so the create request is
 // deterministic.

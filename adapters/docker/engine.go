@@ -26,6 +26,8 @@ type engine interface {
 	ContainerInspect(ctx context.Context, id string) (container.InspectResponse, error)
 	ContainerList(ctx context.Context, opts container.ListOptions) ([]container.Summary, error)
 	ContainerRemove(ctx context.Context, id string, opts container.RemoveOptions) error
+	ContainerRestart(ctx context.Context, id string, opts container.StopOptions) error
+	ContainerLogs(ctx context.Context, id string, opts container.LogsOptions) (io.ReadCloser, error)
 	ContainerTop(ctx context.Context, id string, args []string) (container.TopResponse, error)
 
 	ContainerExecCreate(ctx context.Context, id string, opts container.ExecOptions) (container.ExecCreateResponse, error)

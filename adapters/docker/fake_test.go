@@ -1,12 +1,15 @@
 package docker
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"strings"
 	"sync"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types"
@@ -16,6 +19,7 @@ import (
 	"github.com/docker/docker/api/types/system"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
+	dockerspec "github.com/moby/docker-image-spec/specs-go/v1"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
@@ -37,6 +41,10 @@ type fakeEngine struct {
 	onExec   func(argv []string) fakeExecBehaviour // how an exec runs
 	pullErr  string                                // a failure reported inside the pull stream
 	removals map[string]int
+
+	imageUsers map[string]string // an image's configured USER
+	files      map[string][]byte // what CopyFromContainer finds, by path, in any container
+	logs       string            // what ContainerLogs returns
 }
 
 type fakeContainer struct {
@@ -46,6 +54,8 @@ type fakeContainer struct {
 	image    string
 	workdir  string
 	netMode  container.NetworkMode
+	env      []string
+	created  time.Time
 }
 
 // fakeExecBehaviour is what one exec does: output on each stream, when its
@@ -67,7 +77,7 @@ type fakeExec struct {
 
 func newFakeEngine() *fakeEngine {
 	return &fakeEngine{containers: map[string]*fakeContainer{}, images: map[string]bool{"img": true},
-		execs: map[string]*fakeExec{}, removals: map[string]int{}}
+		execs: map[string]*fakeExec{}, removals: map[string]int{}, imageUsers: map[string]string{}, files: map[string][]byte{}}
 }
 
 func (f *fakeEngine) record(call string) {
@@ -96,7 +106,8 @@ func (f *fakeEngine) ImageInspect(_ context.Context, ref string, _ ...client.Ima
 	if !f.images[ref] {
 		return image.InspectResponse{}, notFound("image")
 	}
-	return image.InspectResponse{ID: ref}, nil
+	return image.InspectResponse{ID: ref, Config: &dockerspec.DockerOCIImageConfig{
+		ImageConfig: ocispec.ImageConfig{User: f.imageUsers[ref]}}}, nil
 }
 
 func (f *fakeEngine) ImagePull(_ context.Context, ref string, _ image.PullOptions) (io.ReadCloser, error) {
@@ -124,7 +135,7 @@ func (f *fakeEngine) ContainerCreate(_ context.Context, cfg *container.Config, h
 	}
 	f.nextID++
 	c := &fakeContainer{id: fmt.Sprintf("c%d", f.nextID), name: name, labels: cfg.Labels, image: cfg.Image,
-		workdir: cfg.WorkingDir, netMode: host.NetworkMode}
+		workdir: cfg.WorkingDir, netMode: host.NetworkMode, env: cfg.Env, created: time.Now()}
 	f.containers[c.id] = c
 	return container.CreateResponse{ID: c.id}, nil
 }
@@ -159,7 +170,7 @@ func (f *fakeEngine) ContainerInspect(_ context.Context, ref string) (container.
 		return container.InspectResponse{}, notFound("container")
 	}
 	return container.InspectResponse{
-		ContainerJSONBase: &container.ContainerJSONBase{ID: c.id, Name: "/" + c.name,
+		ContainerJSONBase: &container.ContainerJSONBase{ID: c.id, Name: "/" + c.name, Created: c.created.Format(time.RFC3339Nano),
 			State: &container.State{Running: c.running}, HostConfig: &container.HostConfig{NetworkMode: c.netMode}},
 		Config: &container.Config{Image: c.image, WorkingDir: c.workdir, Labels: c.labels},
 	}, nil
@@ -264,13 +275,47 @@ func (f *fakeEngine) ContainerExecInspect(_ context.Context, execID string) (con
 	return container.ExecInspect{ExecID: execID, ExitCode: e.b.exitCode, Pid: 4242}, nil
 }
 
-func (f *fakeEngine) CopyToContainer(_ context.Context, _, _ string, content io.Reader, _ container.CopyToContainerOptions) error {
+func (f *fakeEngine) CopyToContainer(_ context.Context, id, path string, content io.Reader, _ container.CopyToContainerOptions) error {
+	f.mu.Lock()
+	f.record("copy-to " + id + " " + path)
+	f.mu.Unlock()
 	_, err := io.Copy(io.Discard, content)
 	return err
 }
 
-func (f *fakeEngine) CopyFromContainer(context.Context, string, string) (io.ReadCloser, container.PathStat, error) {
-	return nil, container.PathStat{}, notFound("path")
+func (f *fakeEngine) CopyFromContainer(_ context.Context, _, path string) (io.ReadCloser, container.PathStat, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	data, ok := f.files[path]
+	if !ok {
+		return nil, container.PathStat{}, notFound("path")
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	_ = tw.WriteHeader(&tar.Header{Name: "f", Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg})
+	_, _ = tw.Write(data)
+	_ = tw.Close()
+	return io.NopCloser(&buf), container.PathStat{Size: int64(len(data))}, nil
+}
+
+func (f *fakeEngine) ContainerRestart(_ context.Context, id string, _ container.StopOptions) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("restart " + id)
+	c := f.byRef(id)
+	if c == nil {
+		return notFound("container")
+	}
+	c.running = true
+	return nil
+}
+
+func (f *fakeEngine) ContainerLogs(context.Context, string, container.LogsOptions) (io.ReadCloser, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var buf bytes.Buffer
+	_, _ = stdcopy.NewStdWriter(&buf, stdcopy.Stderr).Write([]byte(f.logs))
+	return io.NopCloser(&buf), nil
 }
 
 var _ engine = (*fakeEngine)(nil)

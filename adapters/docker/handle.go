@@ -23,30 +23,41 @@ type handle struct {
 	id      string // container id
 	sid     string
 	workdir string
+	gate    string // the paired gate's container id; empty when ungated
 }
 
 var _ ports.Sandbox = (*handle)(nil)
 
-func (p *Provider) handle(id string, spec sandbox.Spec) *handle {
-	return &handle{p: p, id: id, sid: spec.SessionID.String(), workdir: spec.Workdir}
+func (p *Provider) handle(id string, spec sandbox.Spec, gate string) *handle {
+	return &handle{p: p, id: id, sid: spec.SessionID.String(), workdir: spec.Workdir, gate: gate}
 }
 
 // ID implements ports.Sandbox: the container id.
 func (s *handle) ID() string { return s.id }
 
 // Destroy implements ports.Sandbox: removes this container (not a newer one
-// of the same session) with its volumes and waits until it is gone.
+// of the same session) with its volumes, then its gate, which serves no
+// other sandbox, and waits until they are gone.
 func (s *handle) Destroy(ctx context.Context) error {
-	if err := s.p.remove(ctx, s.id); err != nil {
-		return err
-	}
-	return s.p.waitGone(ctx, func(ctx context.Context) (bool, error) {
-		_, err := s.p.eng.ContainerInspect(ctx, s.id)
-		if cerrdefs.IsNotFound(err) {
-			return true, nil
+	for _, id := range []string{s.id, s.gate} {
+		if id == "" {
+			continue
 		}
-		return false, translate(err, "inspect "+s.id)
-	})
+		if err := s.p.remove(ctx, id); err != nil {
+			return err
+		}
+		err := s.p.waitGone(ctx, func(ctx context.Context) (bool, error) {
+			_, err := s.p.eng.ContainerInspect(ctx, id)
+			if cerrdefs.IsNotFound(err) {
+				return true, nil
+			}
+			return false, translate(err, "inspect "+id)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // startExec creates and attaches one exec. A container that is gone or no

@@ -33,7 +33,7 @@ func (p *Provider) Attach(ctx context.Context, sid domain.ID) (ports.Sandbox, er
 		return nil, fmt.Errorf("attach %s: sandbox is not running: %w", sid, sandbox.ErrNotFound)
 	}
 	spec := sandbox.Spec{SessionID: sid, Workdir: c.Config.WorkingDir, Image: c.Config.Image}
-	return p.handle(c.ID, spec), nil
+	return p.handle(c.ID, spec, observe(c, "").PairedGate), nil
 }
 
 // inspectOwned inspects the session's sandbox container, refusing a foreign

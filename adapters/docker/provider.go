@@ -2,7 +2,6 @@ package docker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -27,6 +26,12 @@ type Options struct {
 	Labels map[string]string
 	// RemoveTimeout bounds the wait for a removal in progress. Default 30 s.
 	RemoveTimeout time.Duration
+	// GateNetwork is the Docker network gates join (the sandbox shares the
+	// gate's namespace). It must reach the control plane. Default "bridge".
+	GateNetwork string
+	// GateReadyTimeout bounds the wait for a new or restarted gate to pass
+	// its healthcheck (firewall verified, first config taken). Default 60 s.
+	GateReadyTimeout time.Duration
 }
 
 // Provider is ports.Provider on one Docker daemon.
@@ -81,6 +86,12 @@ func newProvider(eng engine, opts Options) *Provider {
 	if opts.RemoveTimeout <= 0 {
 		opts.RemoveTimeout = 30 * time.Second
 	}
+	if opts.GateNetwork == "" {
+		opts.GateNetwork = "bridge"
+	}
+	if opts.GateReadyTimeout <= 0 {
+		opts.GateReadyTimeout = 60 * time.Second
+	}
 	return &Provider{eng: eng, opts: opts}
 }
 
@@ -98,6 +109,3 @@ func (p *Provider) daemonCPUs(ctx context.Context) (int, error) {
 	p.ncpu = info.NCPU
 	return p.ncpu, nil
 }
-
-// errGateUnsupported: gate pairing on Docker arrives with the gate issue.
-var errGateUnsupported = errors.New("gated sandboxes are not supported by this version of the docker provider yet")

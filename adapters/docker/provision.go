@@ -23,9 +23,6 @@ func (p *Provider) Provision(ctx context.Context, spec sandbox.Spec) (ports.Sand
 	if err != nil {
 		return nil, fmt.Errorf("provision: %w", err)
 	}
-	if spec.Gate != nil {
-		return nil, fmt.Errorf("provision %s: %w", spec.SessionID, errGateUnsupported)
-	}
 	if spec.Hardening.EphemeralStorageBytes > 0 {
 		p.ephemeralOnce.Do(func() {
 			p.opts.Logger.Warn("docker provider ignores hardening.ephemeral_storage_bytes: the writable-layer quota depends on the storage driver (docs/DIVERGENCES.md)")
@@ -43,12 +40,16 @@ func (p *Provider) Provision(ctx context.Context, spec sandbox.Spec) (ports.Sand
 			return sb, err
 		}
 		if !imageReady {
-			if err := p.ensureImage(ctx, spec.Image); err != nil {
+			if err := p.ensureImages(ctx, spec); err != nil {
 				return nil, err
 			}
 			imageReady = true
 		}
-		sb, err = p.create(ctx, spec, name)
+		if spec.Gate != nil {
+			sb, err = p.createGated(ctx, spec, name)
+		} else {
+			sb, err = p.create(ctx, spec, name)
+		}
 		if !errors.Is(err, errNameTaken) {
 			return sb, err
 		}
@@ -89,7 +90,7 @@ func (p *Provider) create(ctx context.Context, spec sandbox.Spec, name string) (
 		p.removeQuietly(created.ID)
 		return nil, translate(err, "start "+name)
 	}
-	return p.handle(created.ID, spec), nil
+	return p.handle(created.ID, spec, ""), nil
 }
 
 // adoptExisting inspects the container holding name and adopts it. found is
@@ -107,13 +108,15 @@ func (p *Provider) adoptExisting(ctx context.Context, spec sandbox.Spec, name st
 	if err := checkOwned(c, spec.SessionID.String()); err != nil {
 		return nil, false, err
 	}
-	decision, err := sandbox.DecideAdoption(spec, observe(c, ""))
+	gate, err := p.currentGate(ctx, spec)
+	if err != nil {
+		return nil, false, err
+	}
+	decision, err := sandbox.DecideAdoption(spec, observe(c, gate.ID))
 	if err != nil {
 		return nil, false, fmt.Errorf("provision %s: %w", spec.SessionID, err)
 	}
 	if decision.Action == sandbox.Rebuild {
-		// Only a gate reshape rebuilds, and gated specs are refused above;
-		// an existing gated sandbox asked for ungated is rebuilt here.
 		if decision.RevokeToken && spec.GateTokenRevoker != nil {
 			if err := spec.GateTokenRevoker.Revoke(ctx, spec.SessionID); err != nil {
 				return nil, false, fmt.Errorf("provision %s: revoke gate token before rebuild: %w", spec.SessionID, err)
@@ -122,12 +125,35 @@ func (p *Provider) adoptExisting(ctx context.Context, spec sandbox.Spec, name st
 		p.opts.Logger.Info("rebuilding sandbox", "session", spec.SessionID.String(), "reason", decision.Reason)
 		return nil, false, p.removeSession(ctx, spec.SessionID.String())
 	}
-	if c.State == nil || !c.State.Running {
-		if err := p.eng.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
-			return nil, false, translate(err, "start "+name)
-		}
+	if spec.Gate != nil {
+		return p.adoptGated(ctx, spec, c, gate)
 	}
-	return p.handle(c.ID, spec), true, nil
+	if err := p.ensureRunning(ctx, c); err != nil {
+		return nil, false, err
+	}
+	return p.handle(c.ID, spec, ""), true, nil
+}
+
+// ensureRunning starts an adopted sandbox that stopped; its files are kept.
+func (p *Provider) ensureRunning(ctx context.Context, c container.InspectResponse) error {
+	if c.State != nil && c.State.Running {
+		return nil
+	}
+	return translate(p.eng.ContainerStart(ctx, c.ID, container.StartOptions{}), "start "+c.Name)
+}
+
+// currentGate inspects the session's gate container; the zero value when
+// there is none. A foreign holder of the gate's name is refused.
+func (p *Provider) currentGate(ctx context.Context, spec sandbox.Spec) (container.InspectResponse, error) {
+	name := sandbox.DockerGateName(spec.SessionID.String())
+	g, err := p.eng.ContainerInspect(ctx, name)
+	if cerrdefs.IsNotFound(err) {
+		return container.InspectResponse{ContainerJSONBase: &container.ContainerJSONBase{}}, nil
+	}
+	if err != nil {
+		return g, translate(err, "inspect "+name)
+	}
+	return g, checkOwned(g, spec.SessionID.String())
 }
 
 // checkOwned refuses a container without the session's ownership label.
@@ -136,6 +162,25 @@ func checkOwned(c container.InspectResponse, sid string) error {
 		return fmt.Errorf("%s: %w", c.Name, errForeign)
 	}
 	return nil
+}
+
+// ensureImages makes sure the sandbox's image (and the gate's) is present
+// and, for a gated sandbox, that the image does not run as the gate uid
+// (B-2) — all before anything is created.
+func (p *Provider) ensureImages(ctx context.Context, spec sandbox.Spec) error {
+	if err := p.ensureImage(ctx, spec.Image); err != nil {
+		return err
+	}
+	if spec.Gate == nil {
+		return nil
+	}
+	if err := p.ensureImage(ctx, spec.Gate.Image); err != nil {
+		return err
+	}
+	if spec.Hardening.RunAsUser != nil {
+		return nil // it overrides the image's user; Validate refused the gate uid
+	}
+	return p.checkImageUser(ctx, spec.Image)
 }
 
 // ensureImage pulls ref when the daemon does not have it (C-PROV-6). An

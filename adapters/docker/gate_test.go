@@ -1,0 +1,271 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/sandbox"
+)
+
+// recMinter records the token calls in the fake's call log, so their order
+// relative to the engine's calls can be asserted (C-GATE-2).
+type recMinter struct {
+	f          *fakeEngine
+	mu         sync.Mutex
+	generated  int
+	persisted  []string
+	persistErr error
+}
+
+func (m *recMinter) Generate() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.generated++
+	m.f.mu.Lock()
+	m.f.record("generate")
+	m.f.mu.Unlock()
+	return "sgt_token" + strings.Repeat("0", m.generated)
+}
+
+func (m *recMinter) Persist(_ context.Context, _ domain.ID, token string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.f.mu.Lock()
+	m.f.record("persist")
+	m.f.mu.Unlock()
+	if m.persistErr != nil {
+		return m.persistErr
+	}
+	m.persisted = append(m.persisted, token)
+	return nil
+}
+
+func gatedSpec(sid string, m *recMinter) sandbox.Spec {
+	s := spec(sid)
+	s.Gate = &sandbox.GateSpec{Image: "gate", ControlplaneURL: "http://cp:7070", TokenMinter: m}
+	return s
+}
+
+func gatedFake() *fakeEngine {
+	f := newFakeEngine()
+	f.images["gate"] = true
+	f.files[sandbox.GateCAFile] = []byte("CA\n")
+	f.files[sandbox.SystemCABundle] = []byte("ROOTS\n")
+	return f
+}
+
+// callsFrom returns the recorded calls that start with one of the prefixes.
+func callsFrom(f *fakeEngine, prefixes ...string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, c := range f.calls {
+		for _, p := range prefixes {
+			if strings.HasPrefix(c, p) {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func TestGatedProvisionOrder(t *testing.T) {
+	t.Parallel()
+	f := gatedFake()
+	m := &recMinter{f: f}
+	sb, err := fakeProvider(f).Provision(context.Background(), gatedSpec("ses_a", m))
+	require.NoError(t, err)
+	gate := f.byRef(sandbox.DockerGateName("ses_a"))
+	box := f.byRef(sandbox.DockerName("ses_a"))
+	require.Equal(t, box.id, sb.ID())
+	require.Equal(t, []string{
+		"generate", "create sandgate-gate-ses_a", "persist", "start " + gate.id,
+		"create sandgate-ses_a", "copy-to " + box.id + " /etc/sandgate", "start " + box.id,
+	}, callsFrom(f, "generate", "persist", "create", "start", "copy-to"))
+	require.Equal(t, []string{"sgt_token0"}, m.persisted)
+	require.Equal(t, "container:"+gate.id, string(box.netMode))
+	require.Contains(t, gate.env, "GATE_TOKEN=sgt_token0")
+	require.Contains(t, box.env, "HTTPS_PROXY=http://127.0.0.1:15080")
+	require.Contains(t, box.env, "SSL_CERT_FILE=/etc/sandgate/ca-bundle.pem")
+	for _, e := range box.env {
+		require.NotContains(t, e, "sgt_", "the gate token never enters the sandbox")
+	}
+	require.Equal(t, roleGate, gate.labels[labelRole])
+	require.Equal(t, "ses_a", gate.labels[sandbox.LabelSession])
+
+	// Adoption: no new token, no create (C-GATE-2).
+	_, err = fakeProvider(f).Provision(context.Background(), gatedSpec("ses_a", m))
+	require.NoError(t, err)
+	require.Equal(t, 1, m.generated)
+	require.Len(t, callsFrom(f, "create"), 2)
+
+	// Destroy removes the pair.
+	require.NoError(t, sb.Destroy(context.Background()))
+	require.Empty(t, f.containers)
+}
+
+// A lost race on the gate's name never persists a token.
+func TestGatedLostRaceNeverPersists(t *testing.T) {
+	t.Parallel()
+	f := gatedFake()
+	m := &recMinter{f: f}
+	var once sync.Once
+	f.onCreate = func(name string) error {
+		once.Do(func() {
+			g := f.addContainer(fakeContainer{name: sandbox.DockerGateName("ses_a"), running: true, created: time.Now(),
+				labels: map[string]string{sandbox.LabelSession: "ses_a", labelRole: roleGate}})
+			f.addContainer(fakeContainer{name: sandbox.DockerName("ses_a"), image: "img", workdir: sandbox.DefaultWorkdir,
+				running: true, netMode: container.NetworkMode("container:" + g.id), labels: map[string]string{sandbox.LabelSession: "ses_a"}})
+		})
+		return nil
+	}
+	_, err := fakeProvider(f).Provision(context.Background(), gatedSpec("ses_a", m))
+	require.NoError(t, err)
+	require.Equal(t, 1, m.generated, "one Generate for the one create attempt")
+	require.Empty(t, m.persisted)
+}
+
+// A failed Persist removes the gate it created and never starts it.
+func TestGatedPersistFailureRemovesGate(t *testing.T) {
+	t.Parallel()
+	f := gatedFake()
+	m := &recMinter{f: f, persistErr: errors.New("db down")}
+	_, err := fakeProvider(f).Provision(context.Background(), gatedSpec("ses_a", m))
+	require.ErrorContains(t, err, "db down")
+	require.Empty(t, f.containers)
+	require.Empty(t, callsFrom(f, "start"))
+}
+
+// A gate that never passes its healthcheck is an error with its log, and
+// nothing is left (B-3: the sandbox is never admitted before the gate).
+func TestGatedGateNeverReady(t *testing.T) {
+	t.Parallel()
+	f := gatedFake()
+	f.logs = "firewall: xt_owner missing"
+	f.onExec = func([]string) fakeExecBehaviour { return fakeExecBehaviour{exitCode: 1} }
+	p := newProvider(f, Options{RemoveTimeout: 2 * time.Second, GateReadyTimeout: 300 * time.Millisecond})
+	_, err := p.Provision(context.Background(), gatedSpec("ses_a", &recMinter{f: f}))
+	require.ErrorContains(t, err, "not ready")
+	require.ErrorContains(t, err, "xt_owner missing")
+	require.Empty(t, f.containers)
+	require.Empty(t, callsFrom(f, "create sandgate-ses_a"))
+}
+
+// B-8: a stopped gate is restarted in place, then the sandbox, whose files
+// stay, and the new CA is installed.
+func TestGatedRestartsStoppedGate(t *testing.T) {
+	t.Parallel()
+	f := gatedFake()
+	m := &recMinter{f: f}
+	p := fakeProvider(f)
+	_, err := p.Provision(context.Background(), gatedSpec("ses_a", m))
+	require.NoError(t, err)
+	gate := f.byRef(sandbox.DockerGateName("ses_a"))
+	box := f.byRef(sandbox.DockerName("ses_a"))
+	gate.running = false
+	sb, err := p.Provision(context.Background(), gatedSpec("ses_a", m))
+	require.NoError(t, err)
+	require.Equal(t, box.id, sb.ID(), "the same sandbox")
+	require.Equal(t, []string{"start " + gate.id, "restart " + box.id, "copy-to " + box.id + " /etc/sandgate"},
+		callsFrom(f, "start", "restart", "copy-to")[3:])
+	require.Equal(t, 1, m.generated)
+}
+
+// A gate that cannot be restarted takes the sandbox with it; a new pair is
+// built in the same call.
+func TestGatedUnrecoverableGateRebuilds(t *testing.T) {
+	t.Parallel()
+	f := gatedFake()
+	m := &recMinter{f: f}
+	p := newProvider(f, Options{RemoveTimeout: 2 * time.Second, GateReadyTimeout: 200 * time.Millisecond})
+	_, err := p.Provision(context.Background(), gatedSpec("ses_a", m))
+	require.NoError(t, err)
+	oldBox := f.byRef(sandbox.DockerName("ses_a")).id
+	f.byRef(sandbox.DockerGateName("ses_a")).running = false
+	// The old gate never passes its healthcheck; a newly created one does.
+	var failing atomic.Bool
+	failing.Store(true)
+	f.onExec = func([]string) fakeExecBehaviour {
+		if failing.Load() {
+			return fakeExecBehaviour{exitCode: 1}
+		}
+		return fakeExecBehaviour{}
+	}
+	f.onCreate = func(string) error { failing.Store(false); return nil }
+	p.opts.GateReadyTimeout = 30 * time.Millisecond
+	sb, err := p.Provision(context.Background(), gatedSpec("ses_a", m))
+	require.NoError(t, err)
+	require.NotEqual(t, oldBox, sb.ID())
+	require.Equal(t, 2, m.generated)
+	require.Len(t, f.containers, 2)
+}
+
+// B-2: an image whose USER is the gate uid, by number or by name, is refused
+// before anything is created.
+func TestGatedRefusesGateUIDImage(t *testing.T) {
+	t.Parallel()
+	for _, user := range []string{"64250", "64250:64250", "gate"} {
+		f := gatedFake()
+		f.imageUsers["img"] = user
+		f.files["/etc/passwd"] = []byte("root:x:0:0::/root:/bin/sh\ngate:x:64250:64250::/:/bin/false\n")
+		m := &recMinter{f: f}
+		_, err := fakeProvider(f).Provision(context.Background(), gatedSpec("ses_a", m))
+		require.ErrorIs(t, err, sandbox.ErrGateUIDImage, user)
+		require.Zero(t, m.generated, user)
+		require.Empty(t, f.containers, user)
+	}
+	f := gatedFake()
+	f.imageUsers["img"] = "app"
+	f.files["/etc/passwd"] = []byte("app:x:1000:1000::/:/bin/sh\n")
+	_, err := fakeProvider(f).Provision(context.Background(), gatedSpec("ses_a", &recMinter{f: f}))
+	require.NoError(t, err)
+}
+
+// A gate left by a crashed create (older than the race window, no sandbox)
+// is removed and the pair built.
+func TestGatedOrphanGateReplaced(t *testing.T) {
+	t.Parallel()
+	f := gatedFake()
+	orphan := f.addContainer(fakeContainer{name: sandbox.DockerGateName("ses_a"), created: time.Now().Add(-time.Hour),
+		labels: map[string]string{sandbox.LabelSession: "ses_a", labelRole: roleGate}})
+	m := &recMinter{f: f}
+	_, err := fakeProvider(f).Provision(context.Background(), gatedSpec("ses_a", m))
+	require.NoError(t, err)
+	require.NotContains(t, f.containers, orphan.id)
+	require.Len(t, m.persisted, 1)
+}
+
+// Gated → ungated revokes the token before the rebuild (C-GATE-3).
+func TestGatedToUngatedRevokes(t *testing.T) {
+	t.Parallel()
+	f := gatedFake()
+	m := &recMinter{f: f}
+	p := fakeProvider(f)
+	_, err := p.Provision(context.Background(), gatedSpec("ses_a", m))
+	require.NoError(t, err)
+	rev := &revoker{}
+	s := spec("ses_a")
+	s.GateTokenRevoker = rev
+	sb, err := p.Provision(context.Background(), s)
+	require.NoError(t, err)
+	require.Equal(t, []domain.ID{"ses_a"}, rev.revoked)
+	require.Len(t, f.containers, 1, "the gate went with the old sandbox")
+	require.Equal(t, f.byRef(sandbox.DockerName("ses_a")).id, sb.ID())
+}
+
+type revoker struct{ revoked []domain.ID }
+
+func (r *revoker) Revoke(_ context.Context, sid domain.ID) error {
+	r.revoked = append(r.revoked, sid)
+	return nil
+}
