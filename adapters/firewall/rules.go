@@ -1,0 +1,88 @@
+package firewall
+
+import (
+	"strconv"
+	"strings"
+)
+
+// rule is one rule of the own chain, written exactly as `iptables -S` prints
+// it back (normalised: /32 on addresses, the implicit -m udp/-m tcp of --dport,
+// the default --reject-with spelled out), so the same tokens serve as the
+// arguments of Append and as the expected listing.
+type rule []string
+
+func (r rule) line(chain string) string {
+	return "-A " + chain + " " + strings.Join(r, " ")
+}
+
+// jump is the one rule of OUTPUT the firewall owns.
+var jump = rule{"-j", Chain}
+
+// chainRules returns the own chain's rules for one family, in order. The order
+// is the policy:
+//
+//  1. the gate's uid goes anywhere (uid only: a gid would also match the
+//     sandbox's setgid files);
+//  2. IPv6 only: packets without a socket file, i.e. made by the kernel itself
+//     (neighbour discovery, MLD), go out — without them the gate's own IPv6
+//     traffic would never find its next hop. A sandbox process always has a
+//     socket file, even on a raw socket, so it cannot use this rule.
+//  3. IPv4 only: nothing reaches Docker's embedded resolver 127.0.0.11 (B-4).
+//     nat OUTPUT has already rewritten the port by the time filter OUTPUT
+//     runs, so the match is on the address alone;
+//  4. no DNS on loopback either, in both families, before
+//  5. the loopback accept that keeps the sandbox's own dev servers and the
+//     gate's proxy on 127.0.0.1 reachable;
+//  6. everything else is refused: TCP with a reset so clients fail at once
+//     instead of timing out, the rest with ICMP port-unreachable.
+func chainRules(r Rules, ipv6 bool) []rule {
+	unreachable := "icmp-port-unreachable"
+	if ipv6 {
+		unreachable = "icmp6-port-unreachable"
+	}
+	rules := []rule{{"-m", "owner", "--uid-owner", strconv.FormatUint(uint64(r.GateUID), 10), "-j", "ACCEPT"}}
+	if ipv6 {
+		rules = append(rules, rule{"-p", "ipv6-icmp", "-m", "owner", "!", "--socket-exists", "-j", "ACCEPT"})
+	} else {
+		rules = append(rules, rule{"-d", "127.0.0.11/32", "-j", "REJECT", "--reject-with", unreachable})
+	}
+	return append(rules,
+		rule{"-o", "lo", "-p", "udp", "-m", "udp", "--dport", "53", "-j", "REJECT", "--reject-with", unreachable},
+		rule{"-o", "lo", "-p", "tcp", "-m", "tcp", "--dport", "53", "-j", "REJECT", "--reject-with", "tcp-reset"},
+		rule{"-o", "lo", "-j", "ACCEPT"},
+		rule{"-p", "tcp", "-j", "REJECT", "--reject-with", "tcp-reset"},
+		rule{"-j", "REJECT", "--reject-with", unreachable},
+	)
+}
+
+// listing returns the exact `iptables -S SANDGATE-EGRESS` output Install
+// produces for these rules, one line per element.
+func listing(want []rule) []string {
+	lines := []string{"-N " + Chain}
+	for _, ru := range want {
+		lines = append(lines, ru.line(Chain))
+	}
+	return lines
+}
+
+// jumpLine is rule 1 of OUTPUT as `iptables -S OUTPUT` prints it.
+var jumpLine = jump.line(output)
+
+// isRule reports whether a listing line is a rule (-A), not a chain line
+// (-N/-P) or a comment a backend adds (iptables-nft warns about legacy
+// tables with a "#" line).
+func isRule(line string) bool {
+	return strings.HasPrefix(line, "-A ")
+}
+
+// jumpsToChain reports whether an OUTPUT rule sends packets into the own
+// chain, with or without extra matches (-j or -g).
+func jumpsToChain(line string) bool {
+	f := strings.Fields(line)
+	for i := 0; i+1 < len(f); i++ {
+		if (f[i] == "-j" || f[i] == "-g") && f[i+1] == Chain {
+			return true
+		}
+	}
+	return false
+}
