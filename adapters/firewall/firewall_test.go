@@ -28,7 +28,8 @@ var (
 	wantV6 = []string{
 		"-N SANDGATE-EGRESS",
 		"-A SANDGATE-EGRESS -m owner --uid-owner 64250 -j ACCEPT",
-		"-A SANDGATE-EGRESS -p ipv6-icmp -m owner ! --socket-exists -j ACCEPT",
+		"-A SANDGATE-EGRESS -p ipv6-icmp -m icmp6 --icmpv6-type 135 -m owner ! --uid-owner 0-4294967294 -j ACCEPT",
+		"-A SANDGATE-EGRESS -p ipv6-icmp -m icmp6 --icmpv6-type 136 -m owner ! --uid-owner 0-4294967294 -j ACCEPT",
 		"-A SANDGATE-EGRESS -o lo -p udp -m udp --dport 53 -j REJECT --reject-with icmp6-port-unreachable",
 		"-A SANDGATE-EGRESS -o lo -p tcp -m tcp --dport 53 -j REJECT --reject-with tcp-reset",
 		"-A SANDGATE-EGRESS -o lo -j ACCEPT",

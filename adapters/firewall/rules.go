@@ -15,6 +15,9 @@ func (r rule) line(chain string) string {
 	return "-A " + chain + " " + strings.Join(r, " ")
 }
 
+// anyUser is every uid a process can have ((uid_t)-1 is not one).
+const anyUser = "0-4294967294"
+
 // jump is the one rule of OUTPUT the firewall owns.
 var jump = rule{"-j", Chain}
 
@@ -23,10 +26,16 @@ var jump = rule{"-j", Chain}
 //
 //  1. the gate's uid goes anywhere (uid only: a gid would also match the
 //     sandbox's setgid files);
-//  2. IPv6 only: packets without a socket file, i.e. made by the kernel itself
-//     (neighbour discovery, MLD), go out — without them the gate's own IPv6
-//     traffic would never find its next hop. A sandbox process always has a
-//     socket file, even on a raw socket, so it cannot use this rule.
+//  2. IPv6 only: neighbour solicitations and advertisements the kernel itself
+//     sends go out. Without them the gate's own IPv6 traffic never finds its
+//     next hop (measured: the gate uid's dial times out), because the kernel
+//     sends them from its own socket, which no uid owns. The match is
+//     `! --uid-owner 0-4294967294`: xt_owner matches a negated uid for a
+//     socket without a file (the kernel's) and never for a process's socket,
+//     whatever its uid, so a sandbox process cannot use these rules even with
+//     a raw socket. Only these two types: other kernel-sent ICMPv6 (errors
+//     quoting a packet a sandbox process sent from a foreign source address
+//     with IPV6_FREEBIND) could carry its data out.
 //  3. IPv4 only: nothing reaches Docker's embedded resolver 127.0.0.11 (B-4).
 //     nat OUTPUT has already rewritten the port by the time filter OUTPUT
 //     runs, so the match is on the address alone;
@@ -42,7 +51,9 @@ func chainRules(r Rules, ipv6 bool) []rule {
 	}
 	rules := []rule{{"-m", "owner", "--uid-owner", strconv.FormatUint(uint64(r.GateUID), 10), "-j", "ACCEPT"}}
 	if ipv6 {
-		rules = append(rules, rule{"-p", "ipv6-icmp", "-m", "owner", "!", "--socket-exists", "-j", "ACCEPT"})
+		for _, typ := range []string{"135", "136"} {
+			rules = append(rules, rule{"-p", "ipv6-icmp", "-m", "icmp6", "--icmpv6-type", typ, "-m", "owner", "!", "--uid-owner", anyUser, "-j", "ACCEPT"})
+		}
 	} else {
 		rules = append(rules, rule{"-d", "127.0.0.11/32", "-j", "REJECT", "--reject-with", unreachable})
 	}
