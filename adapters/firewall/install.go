@@ -31,9 +31,10 @@ func (f family) install() error {
 // rules behind it are deleted and the wanted ones appended, and only then is
 // the guard deleted. While the guard stands everything is refused (the gate
 // is not listening yet, so nothing is lost), and a failure at any step leaves
-// the guard in place: fail closed. A second chain swapped in by jump was the
-// alternative, but it needs a rename that the nft backend handles differently
-// and leaves a stray chain behind on failure.
+// the guard in place: fail closed. Building a second chain and swapping the
+// jump was the alternative; it needs a second name (and a rename of a
+// referenced chain to end under the contract's name) and leaves a stray chain
+// behind when it fails half-way, while the guard needs neither.
 func (f family) reconcileChain() error {
 	exists, err := f.t.ChainExists(filter, Chain)
 	if err != nil {

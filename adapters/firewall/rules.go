@@ -24,8 +24,8 @@ var jump = rule{"-j", Chain}
 // chainRules returns the own chain's rules for one family, in order. The order
 // is the policy:
 //
-//  1. the gate's uid goes anywhere (uid only: a gid would also match the
-//     sandbox's setgid files);
+//  1. the gate's uid goes anywhere (uid only: a gid match would also let out
+//     any sandbox process that has or gains that group);
 //  2. IPv6 only: neighbour solicitations and advertisements the kernel itself
 //     sends go out. Without them the gate's own IPv6 traffic never finds its
 //     next hop (measured: the gate uid's dial times out), because the kernel
