@@ -99,7 +99,7 @@ type loopEnv struct {
 	cancel context.CancelFunc
 }
 
-func startLoop(t *testing.T, cp *controlPlane) *loopEnv {
+func startLoop(t *testing.T, cp *controlPlane, interval time.Duration) *loopEnv {
 	t.Helper()
 	log, logs := testLogger(t)
 	rec := &recorder{}
@@ -110,7 +110,7 @@ func startLoop(t *testing.T, cp *controlPlane) *loopEnv {
 	}
 	l := &loop{
 		fetch: newHTTPFetcher(cp.srv.URL+"/internal/v1/gate/config", testToken),
-		proxy: e.proxy, caFile: e.caFile, interval: 5 * time.Millisecond, log: log,
+		proxy: e.proxy, caFile: e.caFile, interval: interval, log: log,
 		firstRetry: time.Millisecond, maxRetry: 4 * time.Millisecond,
 		ready: func() {
 			// The CA file is complete before anyone is told the gate is
@@ -158,7 +158,7 @@ func (e *loopEnv) isReady() bool {
 func TestLoopFirstSuccess(t *testing.T) {
 	t.Parallel()
 	cp := newControlPlane(t, answer{200, configBody(t, "a.example")})
-	e := startLoop(t, cp)
+	e := startLoop(t, cp, 5*time.Millisecond)
 	e.awaitReady(t)
 	e.stop()
 	applied := e.proxy.applied()
@@ -185,7 +185,9 @@ func TestLoopRetriesUntilFirstSuccess(t *testing.T) {
 	good := configBody(t, "a.example")
 	cp := newControlPlane(t,
 		answer{500, nil}, answer{503, nil}, answer{200, []byte("{not json")}, answer{200, good})
-	e := startLoop(t, cp)
+	// An hour's interval: only the quick retries before the first success
+	// can get there in time.
+	e := startLoop(t, cp, time.Hour)
 	e.awaitReady(t)
 	e.stop()
 	// Three failures, then the good one: each retried quickly (the fetch
@@ -203,7 +205,7 @@ func TestLoopKeepsLastGoodConfig(t *testing.T) {
 	cp := newControlPlane(t,
 		answer{200, a}, answer{200, []byte(`{"networking":`)}, answer{500, []byte("boom")},
 		answer{200, bad}, answer{404, nil}, answer{200, a}, answer{200, b})
-	e := startLoop(t, cp)
+	e := startLoop(t, cp, 5*time.Millisecond)
 	// The 8th request proves the 7th answer was handled.
 	cp.await(8)
 	e.stop()
@@ -222,7 +224,7 @@ func TestLoopKeepsLastGoodConfig(t *testing.T) {
 func TestLoopRevokedAfterReady(t *testing.T) {
 	t.Parallel()
 	cp := newControlPlane(t, answer{200, configBody(t, "a.example")}, answer{401, nil})
-	e := startLoop(t, cp)
+	e := startLoop(t, cp, 5*time.Millisecond)
 	e.awaitReady(t)
 	select {
 	case <-e.done: // the loop returned by itself: it fetches no more
@@ -237,7 +239,7 @@ func TestLoopRevokedAfterReady(t *testing.T) {
 func TestLoopRevokedBeforeReady(t *testing.T) {
 	t.Parallel()
 	cp := newControlPlane(t, answer{500, nil}, answer{401, nil})
-	e := startLoop(t, cp)
+	e := startLoop(t, cp, 5*time.Millisecond)
 	select {
 	case <-e.done:
 	case <-time.After(10 * time.Second):
