@@ -115,14 +115,16 @@ func endWrite(dst net.Conn, err error, other net.Conn) {
 }
 
 // track registers a tunnel's connections so Revoke and Shutdown can close
-// them; the returned func unregisters them.
+// them; the returned func unregisters them. Closing happens outside p.mu:
+// a tunnel's Close unregisters itself.
 func (p *Proxy) track(conns ...io.Closer) func() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	closed := p.closed
 	for _, c := range conns {
 		p.tunnels[c] = struct{}{}
 	}
-	if p.closed {
+	p.mu.Unlock()
+	if closed {
 		for _, c := range conns {
 			_ = c.Close()
 		}
@@ -138,8 +140,12 @@ func (p *Proxy) track(conns ...io.Closer) func() {
 
 func (p *Proxy) closeTunnels() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	conns := make([]io.Closer, 0, len(p.tunnels))
 	for c := range p.tunnels {
+		conns = append(conns, c)
+	}
+	p.mu.Unlock()
+	for _, c := range conns {
 		_ = c.Close()
 	}
 }

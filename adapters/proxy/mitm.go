@@ -70,7 +70,10 @@ func (p *Proxy) onConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectA
 	return &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: tun.tlsConfig}, host
 }
 
-var errSNIMismatch = errors.New("client hello names another host")
+var (
+	errSNIMismatch = errors.New("client hello names another host")
+	errNoCA        = errors.New("interception CA not minted yet")
+)
 
 // tlsConfig is the client-facing TLS of the tunnel: the leaf for the
 // authority's host, offered only to a ClientHello whose SNI names that

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/sandgate/sandgate/adapters/proxy/ca"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
 	"github.com/sandgate/sandgate/core/gateconfig"
@@ -81,7 +82,7 @@ type Proxy struct {
 	mu      sync.Mutex
 	revoked bool
 	ready   bool
-	auth    *authority
+	auth    *ca.Authority
 	srv     *http.Server
 	closed  bool
 	tunnels map[io.Closer]struct{} // live tunnels' client connections
@@ -163,7 +164,7 @@ func (p *Proxy) SetConfig(cfg gateconfig.Config) error {
 		return ErrRevoked
 	}
 	if p.auth == nil {
-		a, err := newAuthority(p.opts.SessionID, pol.CredentialPatterns())
+		a, err := ca.New(p.opts.SessionID, pol.CredentialPatterns())
 		if err != nil {
 			return fmt.Errorf("proxy: interception CA: %w", err)
 		}
