@@ -245,14 +245,36 @@ func TestGateConfigStoreFailure(t *testing.T) {
 	require.NotContains(t, logs, token)
 }
 
-// TestGateConfigRecordTheGateWouldRefuse: the store accepts a 4-byte secret,
-// the wire contract does not; the control plane says so in its log (naming
-// the field, not the value) instead of serving a config the gate rejects.
+// shortSecrets hands out every stored session with a 4-byte secret: a
+// record the store refuses to write today but an older version may have
+// written.
+type shortSecrets struct{ *tokenstore.Store }
+
+func (s shortSecrets) GetSession(ctx context.Context, id domain.ID) (session.Session, error) {
+	rec, err := s.Store.GetSession(ctx, id)
+	for i := range rec.Credentials {
+		rec.Credentials[i].Secret = "shrt"
+	}
+	return rec, err
+}
+
+// TestGateConfigRecordTheGateWouldRefuse: for a record the wire contract
+// refuses, the control plane says so in its log (naming the field, not the
+// value) instead of serving a config the gate rejects.
 func TestGateConfigRecordTheGateWouldRefuse(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	_, token := e.session(t, "shrt")
-	requireError(t, e.do(t, http.MethodGet, GateConfigPath, "Bearer "+token), http.StatusInternalServerError, CodeInternal)
+	_, token := e.session(t, testSecret)
+	srv := httptest.NewServer(NewGateConfigHandler(e.store, shortSecrets{e.store}, slog.New(slog.NewJSONHandler(e.log, nil))))
+	defer srv.Close()
+	req, err := http.NewRequest(http.MethodGet, srv.URL+GateConfigPath, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusInternalServerError, resp.StatusCode)
+	srv.Close()
 	logs := e.logs()
 	require.Contains(t, logs, "credentials[0].secret")
 	require.NotContains(t, logs, `shrt`)
