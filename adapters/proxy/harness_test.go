@@ -188,7 +188,7 @@ func get(t *testing.T, c *http.Client, rawURL string, hdr http.Header) (int, str
 
 // dialProxy opens a raw connection to the proxy, closed at the test's end,
 // with a deadline so nothing blocks past testWait.
-func dialProxy(t *testing.T, addr string) net.Conn {
+func dialProxy(t testing.TB, addr string) net.Conn {
 	t.Helper()
 	conn, err := net.DialTimeout("tcp", addr, testWait)
 	require.NoError(t, err)
@@ -213,7 +213,7 @@ func rawRequest(t *testing.T, addr, raw string) (*http.Response, string) {
 
 // connect opens a CONNECT tunnel through the proxy and returns the
 // connection after a 200 (or fails the test with the status).
-func connect(t *testing.T, addr, authority string) (net.Conn, *bufio.Reader) {
+func connect(t testing.TB, addr, authority string) (net.Conn, *bufio.Reader) {
 	t.Helper()
 	conn := dialProxy(t, addr)
 	_, err := io.WriteString(conn, "CONNECT "+authority+" HTTP/1.1\r\nHost: "+authority+"\r\n\r\n")
