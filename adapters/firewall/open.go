@@ -4,26 +4,28 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/coreos/go-iptables/iptables"
 )
 
-// disableIPv6 is where the kernel says whether IPv6 is on in this network
-// namespace; it is absent when the kernel has no IPv6 at all.
-const disableIPv6 = "/proc/sys/net/ipv6/conf/all/disable_ipv6"
+// ifInet6 lists the IPv6 addresses of this network namespace; it exists
+// whenever the kernel has IPv6 at all. The namespace's disable_ipv6
+// switches are no evidence either way: Docker shows "all" as 1 in a
+// container whose eth0 still carries a global IPv6 address.
+const ifInet6 = "/proc/net/if_inet6"
 
 // lockWait is how long, in seconds, an iptables call waits for the xtables
 // lock another process (Docker, a second gate start) may hold.
 const lockWait = 5
 
-// Open returns the IPv4 table and, when IPv6 is enabled in this network
-// namespace (/proc/sys/net/ipv6/conf/all/disable_ipv6 absent or "0"), the IPv6
-// table; an unusable ip6tables while IPv6 is on is an error (C-FW-2: abort
-// startup). It runs the iptables and ip6tables binaries found in PATH, and
-// proves each usable by reading the filter table's OUTPUT chain.
+// Open returns the IPv4 table and, unless the kernel has no IPv6 at all
+// (/proc/net/if_inet6 absent), the IPv6 table; an unusable ip6tables then is
+// an error (C-FW-2: abort startup). Whether an interface has an IPv6 address
+// right now does not matter: one may get it later. It runs the iptables and
+// ip6tables binaries found in PATH, and proves each usable by reading the
+// filter table's OUTPUT chain.
 func Open() (v4, v6 Table, err error) {
-	return open(func() (bool, error) { return ipv6Enabled(disableIPv6) }, newIPTables)
+	return open(func() (bool, error) { return ipv6Enabled(ifInet6) }, newIPTables)
 }
 
 func newIPTables(ipv6 bool) (Table, error) {
@@ -38,18 +40,17 @@ func newIPTables(ipv6 bool) (Table, error) {
 	return t, nil
 }
 
-// ipv6Enabled reports whether IPv6 is on, reading the kernel's switch at path.
+// ipv6Enabled reports whether the kernel has IPv6 in this namespace: the
+// address list at path exists (and can be read).
 func ipv6Enabled(path string) (bool, error) {
-	b, err := os.ReadFile(path)
+	_, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		// The brief and C-FW-2 treat "absent" as on: a kernel without the
-		// switch is not proof that IPv6 is off, so fail closed.
-		return true, nil
+		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("firewall: read %s: %w", path, err)
 	}
-	return strings.TrimSpace(string(b)) == "0", nil
+	return true, nil
 }
 
 func open(ipv6On func() (bool, error), newTable func(ipv6 bool) (Table, error)) (v4, v6 Table, err error) {

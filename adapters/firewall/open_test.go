@@ -15,9 +15,9 @@ func TestIPv6Enabled(t *testing.T) {
 		content *string
 		want    bool
 	}{
-		"absent": {nil, true},
-		"on":     {ptr("0\n"), true},
-		"off":    {ptr("1\n"), false},
+		"no IPv6 in the kernel": {nil, false},
+		"no address yet":        {ptr(""), true},
+		"addresses":             {ptr("00000000000000000000000000000001 01 80 10 80       lo\n"), true},
 	} {
 		path := filepath.Join(dir, name)
 		if tt.content != nil {
@@ -27,7 +27,7 @@ func TestIPv6Enabled(t *testing.T) {
 		require.NoError(t, err, name)
 		require.Equal(t, tt.want, got, name)
 	}
-	_, err := ipv6Enabled(dir) // a directory cannot be read as the switch
+	_, err := ipv6Enabled(dir) // a directory cannot be read as the list
 	require.ErrorContains(t, err, "firewall: read "+dir)
 }
 
