@@ -47,6 +47,12 @@ type securitySuite struct {
 // TestSecurity attacks the gate from inside real gated sandboxes (issue 4
 // item 8, CONTRACT §10–§11): every row asserts the exact outcome and, for
 // refusals, that the origin saw nothing.
+//
+// Not covered here: DNS rebinding through a resolver the test controls (the
+// gate resolves through Docker's embedded DNS, which the test cannot make
+// change its answer; a name resolving to an unopened internal address is
+// covered by the unrestricted SSRF row), secrets absent from spans (no
+// collector is started), and a kernel without xt_owner.
 func TestSecurity(t *testing.T) {
 	e := gatetest.New(t)
 	e.GateImage(t)
@@ -489,16 +495,17 @@ func (s *securitySuite) revokeRow(t *testing.T) {
 
 func (s *securitySuite) failClosedRow(t *testing.T) {
 	if !s.e.IPv6 {
-		t.Log("the test network has no IPv6: the gate's IPv6 is the engine's default for the container")
+		t.Skip("the engine refused an IPv6 test network: a gate may leave ip6tables alone while IPv6 is off")
 	}
 	image := s.e.BrokenIP6tablesGate(t)
 	sb, sid, err := s.e.ProvisionWith(t, image, domain.Networking{Type: domain.NetLimited,
 		AllowedHosts: []string{s.ip}}, nil)
 	require.Error(t, err, "a gate with a broken ip6tables was admitted")
 	require.Nil(t, sb)
-	// The error carries the gate's last log lines, which name what failed.
+	// The error carries the gate's last log lines, which name what failed:
+	// the IPv6 firewall.
 	require.Contains(t, err.Error(), "gate log: ")
-	require.Contains(t, strings.ToLower(err.Error()), "ip6tables")
+	require.Contains(t, strings.ToLower(err.Error()), "ipv6")
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	left, err := s.e.Cli.ContainerList(ctx, container.ListOptions{All: true,
