@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +18,8 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/stretchr/testify/require"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/sandgate/sandgate/adapters/docker/gatetest"
 	"github.com/sandgate/sandgate/core/domain"
@@ -51,8 +54,7 @@ type securitySuite struct {
 // Not covered here: DNS rebinding through a resolver the test controls (the
 // gate resolves through Docker's embedded DNS, which the test cannot make
 // change its answer; a name resolving to an unopened internal address is
-// covered by the unrestricted SSRF row), secrets absent from spans (no
-// collector is started), and a kernel without xt_owner.
+// covered by the unrestricted SSRF row), and a kernel without xt_owner.
 func TestSecurity(t *testing.T) {
 	e := gatetest.New(t)
 	e.GateImage(t)
@@ -84,6 +86,7 @@ func TestSecurity(t *testing.T) {
 	t.Run("body over 10 MiB", s.bigBodyRow)
 	t.Run("streams", s.streamRows)
 	t.Run("secrets absent", s.secretsAbsentRows)
+	t.Run("spans", s.spanRows)
 	t.Run("revoked token", s.revokeRow)
 	t.Run("fail closed", s.failClosedRow)
 }
@@ -466,6 +469,49 @@ func (s *securitySuite) secretsAbsentRows(t *testing.T) {
 			}
 		}
 	})
+}
+
+// spanAttr returns a span's string attribute, or its string-slice
+// attribute joined with ",".
+func spanAttr(sp *tracepb.Span, key string) string {
+	for _, kv := range sp.GetAttributes() {
+		if kv.GetKey() != key {
+			continue
+		}
+		if arr := kv.GetValue().GetArrayValue(); arr != nil {
+			var vals []string
+			for _, v := range arr.GetValues() {
+				vals = append(vals, v.GetStringValue())
+			}
+			return strings.Join(vals, ",")
+		}
+		return kv.GetValue().GetStringValue()
+	}
+	return ""
+}
+
+// spanRows read the spans the gates exported (B-5, C-GW-4): one
+// egress_request client span per request, with the verdict and the ids of
+// substituted credentials, and never a secret or a gate token.
+func (s *securitySuite) spanRows(t *testing.T) {
+	substituted := func(sp *tracepb.Span) bool {
+		return spanAttr(sp, "server.address") == gatetest.OriginName && spanAttr(sp, "sandgate.credential_ids") == "api"
+	}
+	denied := func(sp *tracepb.Span) bool {
+		return spanAttr(sp, "server.address") == "notallowed.test" && spanAttr(sp, "sandgate.verdict") == "denied"
+	}
+	spans := s.e.Collector.WaitSpans(t, time.Minute, func(spans []*tracepb.Span) bool {
+		return slices.ContainsFunc(spans, substituted) && slices.ContainsFunc(spans, denied)
+	})
+	needles := append([]string{headerSecret, bodySecret}, s.e.Tokens()...)
+	for _, sp := range spans {
+		require.Equal(t, "egress_request", sp.GetName())
+		require.Equal(t, tracepb.Span_SPAN_KIND_CLIENT, sp.GetKind())
+		text := prototext.Format(sp)
+		for _, n := range needles {
+			require.NotContains(t, text, n, "a span carries a secret or a gate token")
+		}
+	}
 }
 
 // revokePoll bounds the wait for a revoked token to take effect: the

@@ -57,6 +57,8 @@ type Env struct {
 	SandboxImage string
 	// Provider is the gated Docker provider.
 	Provider *docker.Provider
+	// Collector receives every gate's spans.
+	Collector *Collector
 	// ProbePath is the probe binary on the host.
 	ProbePath string
 
@@ -83,6 +85,7 @@ func New(t *testing.T) *Env {
 	e.ca = newTestCA(t)
 	e.createNetwork(t)
 	e.startControlPlane(t)
+	e.startCollector(t)
 	e.startOrigin(t)
 	e.minter = &recordingMinter{store: e.Store}
 	e.Provider = docker.New(cli, docker.Options{Labels: e.Labels, GateNetwork: e.Network, Revoker: e.Store,

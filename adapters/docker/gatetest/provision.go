@@ -60,7 +60,8 @@ func (e *Env) ProvisionWith(t *testing.T, gateImage string, networking domain.Ne
 		env[c.Name] = egress.Placeholder(sid, c.Name)
 	}
 	spec := sandbox.Spec{SessionID: sid, Image: e.SandboxImage, Networking: networking, Env: env,
-		Gate: &sandbox.GateSpec{Image: gateImage, ControlplaneURL: e.ControlplaneURL, TokenMinter: e.minter}}
+		Gate: &sandbox.GateSpec{Image: gateImage, ControlplaneURL: e.ControlplaneURL, TokenMinter: e.minter,
+			OTelEndpoint: e.Collector.Endpoint, OTelInsecure: true}}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 		defer cancel()
