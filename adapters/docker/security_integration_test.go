@@ -33,6 +33,7 @@ import (
 const (
 	headerSecret = "sgtest-header-secret-5e1f0c"
 	bodySecret   = "sgtest-body-secret-9a7d42"
+	ipSecret     = "sgtest-ip-secret-3c8b17"
 )
 
 // securitySuite is the state the rows share: one limited sandbox with two
@@ -69,7 +70,11 @@ func TestSecurity(t *testing.T) {
 	// IPv6 address: the dial floor needs both opened (C-GW-5).
 	opened := []string{gatetest.OriginName, s.ip}
 	if e.Origin.IPv6.IsValid() {
+		// A credential bound to an IP literal: its host is intercepted too
+		// (the IPv4 literal stays unbound for the opaque-tunnel rows).
 		opened = append(opened, e.Origin.IPv6.String())
+		creds = append(creds, session.Credential{ID: "ip", Name: "IP_KEY", Secret: ipSecret,
+			AllowedHosts: []string{e.Origin.IPv6.String()}, Locations: []session.Location{session.LocationHeaders}})
 	}
 	s.limited, s.limitedID = e.Provision(t, domain.Networking{Type: domain.NetLimited, AllowedHosts: opened}, creds)
 	s.open, s.openID = e.Provision(t, domain.Networking{Type: domain.NetUnrestricted}, nil)
@@ -362,6 +367,17 @@ func (s *securitySuite) httpsRows(t *testing.T) {
 			s.requireUnseen(t, "/m/mitm-")
 		})
 	}
+	t.Run("bound IP literal is intercepted and substituted", func(t *testing.T) {
+		if !s.e.Origin.IPv6.IsValid() {
+			t.Skip("the test network has no IPv6: no credential is bound to an IP literal")
+		}
+		res := s.probe(t, s.limited, "http", "--header", "Authorization: Bearer "+egress.Placeholder(s.limitedID, "IP_KEY"),
+			"https://"+net.JoinHostPort(s.e.Origin.IPv6.String(), "443")+"/m/mitm-ip/")
+		requireStatus(t, res, 200)
+		require.Contains(t, res.Stdout, "issuer: "+caName+"\n")
+		require.Equal(t, []string{"Bearer " + ipSecret}, s.one(t, "/m/mitm-ip/").Headers["Authorization"])
+		require.NotContains(t, res.Stdout, ipSecret)
+	})
 	t.Run("SNI differs from the intercepted CONNECT authority", func(t *testing.T) {
 		res := s.probe(t, s.limited, "connect", "--tls", "--sni", "notallowed.test", "--path", "/m/mitm-sni/", origin443)
 		require.Contains(t, res.Stdout, "connect: 200\n", "stdout %q stderr %q", res.Stdout, res.Stderr)
@@ -441,11 +457,12 @@ func (s *securitySuite) streamRows(t *testing.T) {
 func (s *securitySuite) secretsAbsentRows(t *testing.T) {
 	tokens := s.e.Tokens()
 	require.NotEmpty(t, tokens)
-	needles := append([]string{headerSecret, bodySecret}, tokens...)
+	needles := append([]string{headerSecret, bodySecret, ipSecret}, tokens...)
 	for name, cmd := range map[string]string{
 		"env":          "env",
 		"proc environ": "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'",
-		"files":        "grep -rIl -e " + gatetest.ShellQuote(headerSecret) + " -e " + gatetest.ShellQuote(bodySecret) + " /etc /tmp /workspace /root 2>/dev/null; true",
+		"files": "grep -rIho -e " + gatetest.ShellQuote(headerSecret) + " -e " + gatetest.ShellQuote(bodySecret) +
+			" -e " + gatetest.ShellQuote(ipSecret) + " /etc /tmp /workspace /root 2>/dev/null; true",
 	} {
 		t.Run(name, func(t *testing.T) {
 			for _, sb := range s.both() {
@@ -503,7 +520,7 @@ func (s *securitySuite) spanRows(t *testing.T) {
 	spans := s.e.Collector.WaitSpans(t, time.Minute, func(spans []*tracepb.Span) bool {
 		return slices.ContainsFunc(spans, substituted) && slices.ContainsFunc(spans, denied)
 	})
-	needles := append([]string{headerSecret, bodySecret}, s.e.Tokens()...)
+	needles := append([]string{headerSecret, bodySecret, ipSecret}, s.e.Tokens()...)
 	for _, sp := range spans {
 		require.Equal(t, "egress_request", sp.GetName())
 		require.Equal(t, tracepb.Span_SPAN_KIND_CLIENT, sp.GetKind())
