@@ -1,0 +1,48 @@
+package gatetest
+
+import (
+	"context"
+	"crypto/rand"
+	"net"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/adapters/httpapi"
+	"github.com/sandgate/sandgate/adapters/tokenstore"
+	"github.com/sandgate/sandgate/core/session"
+)
+
+// startControlPlane opens a SQLite token store with a random key and serves
+// the gate-config handler on the network's gateway, where gates reach the
+// host.
+func (e *Env) startControlPlane(t *testing.T) {
+	t.Helper()
+	key := make([]byte, session.KeyLen)
+	_, err := rand.Read(key)
+	require.NoError(t, err)
+	store, err := tokenstore.OpenSQLite(context.Background(), filepath.Join(e.tmp, "store.db"), key)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = store.Close() })
+	e.Store = store
+
+	ln, err := net.Listen("tcp", net.JoinHostPort(e.Gateway.String(), "0"))
+	require.NoError(t, err, "listen on the test network's gateway %s", e.Gateway)
+	srv := httptest.NewUnstartedServer(httpapi.NewGateConfigHandler(store, store, nil))
+	_ = srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+	e.ControlplaneURL = srv.URL
+}
+
+// Register stores the session's record (policy and credentials) where the
+// gate's config comes from.
+func (e *Env) Register(t *testing.T, rec session.Session) {
+	t.Helper()
+	ctx, cancel := ctxFor(t)
+	defer cancel()
+	require.NoError(t, e.Store.PutSession(ctx, rec))
+}
