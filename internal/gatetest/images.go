@@ -21,7 +21,7 @@ import (
 
 // probePackage is the probe's import path, built with the go command that
 // runs the test.
-const probePackage = "github.com/sandgate/sandgate/adapters/docker/internal/probe"
+const probePackage = "github.com/sandgate/sandgate/internal/gatetest/probe"
 
 // buildProbe builds the probe static (CGO_ENABLED=0) into dir.
 func buildProbe(t *testing.T, dir string) string {
