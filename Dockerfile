@@ -33,4 +33,8 @@ RUN apt-get update -q \
 # then drops to its own uid (CONTRACT C-FW-1).
 FROM gate-runtime AS gate
 COPY --from=build /out/gate /usr/local/bin/gate
+# Healthy only once the first config is in force and the CA file is written
+# (B-3). The providers set their own probe timing at create; this default
+# serves a plain `docker run`.
+HEALTHCHECK --interval=5s --timeout=4s --retries=3 CMD ["/usr/local/bin/gate", "-healthcheck"]
 ENTRYPOINT ["/usr/local/bin/gate"]

@@ -35,7 +35,7 @@ func gateConfig(spec sandbox.Spec, token string, opts Options) (*container.Confi
 	}
 	cfg := &container.Config{
 		Image:  spec.Gate.Image,
-		Env:    sandbox.GateContainerEnv(*spec.Gate, token),
+		Env:    sandbox.GateContainerEnv(spec.SessionID.String(), *spec.Gate, token),
 		Labels: labels,
 		// Operators see the gate's health in `docker ps`; the provider does
 		// not wait for it (its first check runs only after an interval).

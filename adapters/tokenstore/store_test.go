@@ -45,7 +45,7 @@ func TestSQLiteReopen(t *testing.T) {
 	s, err := Open(ctx, "sqlite://"+path, testKey)
 	require.NoError(t, err)
 	rec := session.Session{ID: domain.NewID("ses"), Credentials: []session.Credential{{
-		ID: "c", Name: "N", Secret: "v", AllowedHosts: []string{"h.example"}, Locations: []session.Location{session.LocationHeaders},
+		ID: "c", Name: "N", Secret: "v-secret", AllowedHosts: []string{"h.example"}, Locations: []session.Location{session.LocationHeaders},
 	}}}
 	tok := s.Generate()
 	require.NoError(t, s.PutSession(ctx, rec))

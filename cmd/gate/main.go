@@ -1,16 +1,29 @@
-// Command gate will be sandgate's per-session egress gate: a sidecar that owns
-// the sandbox's network namespace, installs and verifies owner-match firewall
-// rules as root, drops to its own uid, fetches its policy from the executor
-// with its gate token, and proxies every request through an allowlist that
-// swaps credential placeholders for real secrets at egress. It wires its
-// parts by hand (no fx).
+// Command gate is sandgate's per-session egress gate: a sidecar that owns
+// the sandbox's network namespace, installs and verifies owner-match
+// firewall rules as root, drops to its own uid, fetches its policy from the
+// control plane with its gate token, and proxies every request of the
+// sandbox through an allowlist that swaps credential placeholders for real
+// secrets at egress (CONTRACT §10, §11). It wires its parts by hand (no fx).
 //
-// Today it only reports its version; the gate arrives with its own issue, and
-// until then no subcommand pretends to exist.
+// Usage:
+//
+//	gate               run the gate, configured by the environment (env.go)
+//	gate -healthcheck  exit 0 if the gate on GATE_ADDR is ready, 1 otherwise
+//	gate version       print the version
+//
+// main stays small: the startup order is in startup.go, the config loop in
+// configloop.go, the environment in env.go.
 package main
 
 import (
+	"context"
+	"io"
+	"log/slog"
 	"os"
+	"os/signal"
+	"syscall"
+
+	"go.opentelemetry.io/otel"
 
 	"github.com/sandgate/sandgate/cmd/internal/versioncmd"
 )
@@ -18,8 +31,45 @@ import (
 // version is stamped at build time: -ldflags "-X main.version=…".
 var version = "dev"
 
+const about = "gate runs sandgate's per-session egress gate when started without arguments " +
+	"(configured by CONTROLPLANE_URL, GATE_TOKEN, GATE_SESSION_ID and the other GATE_* variables), " +
+	"and `gate -healthcheck` exits 0 once it is ready."
+
 func main() {
-	os.Exit(versioncmd.Run("gate", version,
-		"gate will run sandgate's per-session egress gate; for now it only reports its version.",
-		os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(realMain(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// realMain dispatches on the command line and returns the exit code.
+func realMain(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	switch {
+	case len(args) == 0:
+		return runGate(getenv, stderr)
+	case len(args) == 1 && (args[0] == "-healthcheck" || args[0] == "--healthcheck"):
+		return healthcheck(context.Background(), getenv, stderr)
+	default:
+		return versioncmd.Run("gate", version, about, args, stdout, stderr)
+	}
+}
+
+// runGate validates the environment, then serves until SIGTERM or SIGINT.
+// Logs are JSON lines on stderr; GATE_TOKEN and secrets never reach them.
+func runGate(getenv func(string) string, stderr io.Writer) int {
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	s, err := parseEnv(getenv)
+	if err != nil {
+		log.Error("gate: invalid environment", "err", err)
+		return 1
+	}
+	// The exporter reports failed exports here; the default handler would
+	// print plain text lines among the JSON ones.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		log.Warn("telemetry", "err", err)
+	}))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := serve(ctx, s, realDeps(log)); err != nil {
+		log.Error("gate failed", "err", err)
+		return 1
+	}
+	return 0
 }

@@ -91,3 +91,24 @@ func SubstituteBody(r *Replacer, body io.Reader) ([]byte, []string, error) {
 	out, used := r.Replace(data)
 	return out, used, nil
 }
+
+// CredentialPatterns returns the union of every credential's allowed_hosts
+// patterns, each entry once, in config order. The gate mints its
+// interception CA from it (B-1): the CA's name constraints then permit only
+// hosts that can carry a credential. A nil Policy has none.
+func (p *Policy) CredentialPatterns() []Pattern {
+	if p == nil {
+		return nil
+	}
+	var out []Pattern
+	seen := map[string]bool{}
+	for _, c := range p.credentials {
+		for _, pat := range c.hosts {
+			if !seen[pat.String()] {
+				seen[pat.String()] = true
+				out = append(out, pat)
+			}
+		}
+	}
+	return out
+}

@@ -86,3 +86,17 @@ func (e errorString) Error() string { return string(e) }
 type errReader struct{}
 
 func (errReader) Read([]byte) (int, error) { return 0, errRead }
+
+func TestCredentialPatterns(t *testing.T) {
+	t.Parallel()
+	var none *Policy
+	require.Nil(t, none.CredentialPatterns())
+	cfg := testConfig(domain.NetLimited, "api.example.com")
+	cfg.Credentials[1].AllowedHosts = []string{"*.example.com", "api.example.com", "10.9.9.9"}
+	var got []string
+	for _, p := range mustCompile(t, cfg).CredentialPatterns() {
+		got = append(got, p.String())
+	}
+	require.Equal(t, []string{"api.example.com", "*.example.com", "10.9.9.9"}, got)
+	require.Empty(t, mustCompile(t, gateconfig.Config{Networking: domain.Networking{Type: domain.NetUnrestricted}}).CredentialPatterns())
+}

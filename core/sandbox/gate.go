@@ -50,13 +50,15 @@ func GateSandboxEnv() map[string]string {
 	}
 }
 
-// GateContainerEnv is the gate's own environment (C-GATE-1): where its config
-// comes from, the token that authenticates it, the uid it drops to and
-// admits, and the deployment's collector when one is configured. The token
-// is the only secret here; callers must not log the result.
-func GateContainerEnv(g GateSpec, token string) []string {
+// GateContainerEnv is the gate's own environment (C-GATE-1): whose gate it
+// is, where its config comes from, the token that authenticates it, the uid
+// it drops to and admits, and the deployment's collector when one is
+// configured. The token is the only secret here; callers must not log the
+// result.
+func GateContainerEnv(sid string, g GateSpec, token string) []string {
 	uid := strconv.Itoa(DefaultGateUID)
 	env := []string{
+		"GATE_SESSION_ID=" + sid,
 		"CONTROLPLANE_URL=" + g.ControlplaneURL,
 		"GATE_TOKEN=" + token,
 		"GATE_UID=" + uid,

@@ -8,8 +8,11 @@ package session
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/sandbox"
 )
 
 // Sentinels of the session store, matched with errors.Is.
@@ -37,8 +40,11 @@ const (
 const (
 	// MaxCredentials bounds the credentials of one session.
 	MaxCredentials = 256
-	// MaxSecretBytes bounds one secret.
-	MaxSecretBytes = 64 << 10
+	// MinSecretBytes and MaxSecretBytes bound one secret: the gate refuses a
+	// config outside gateconfig's bounds, so the store refuses it first
+	// rather than accept a session whose gate could never become ready.
+	MinSecretBytes = gateconfig.MinSecretBytes
+	MaxSecretBytes = gateconfig.MaxSecretBytes
 	// maxNameLen bounds a credential id and name.
 	maxNameLen = 256
 	// maxCredentialHosts bounds one credential's host list.
@@ -123,8 +129,13 @@ func (c Credential) validate() error {
 	if err := validName(c.Name); err != nil {
 		return fmt.Errorf("name %w", err)
 	}
-	if c.Secret == "" || len(c.Secret) > MaxSecretBytes {
-		return fmt.Errorf("secret: must be 1 to %d bytes, got %d", MaxSecretBytes, len(c.Secret))
+	if len(c.Secret) < MinSecretBytes || len(c.Secret) > MaxSecretBytes {
+		return fmt.Errorf("secret: must be %d to %d bytes, got %d", MinSecretBytes, MaxSecretBytes, len(c.Secret))
+	}
+	if strings.Contains(string(c.Secret), sandbox.PlaceholderPrefix) {
+		// It could smuggle a placeholder past the gate's one-pass
+		// substitution; the gate refuses such a config too.
+		return fmt.Errorf("secret: must not contain %q", sandbox.PlaceholderPrefix)
 	}
 	if len(c.AllowedHosts) == 0 || len(c.AllowedHosts) > maxCredentialHosts {
 		return fmt.Errorf("allowed_hosts: must hold 1 to %d hosts, got %d", maxCredentialHosts, len(c.AllowedHosts))

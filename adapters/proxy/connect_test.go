@@ -1,0 +1,146 @@
+package proxy
+
+import (
+	"bufio"
+	"crypto/tls"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/core/egress"
+)
+
+func TestConnectOpaque(t *testing.T) {
+	t.Parallel()
+	o := newOrigin(t, echo(nil), true)
+	cfg := limited([]string{"127.0.0.1"}, nil, nil)
+	h := start(t, Options{}, &cfg)
+	c := h.client(o.roots())
+	status, body := get(t, c, o.URL+"/tls", nil)
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, "GET /tls host="+o.hostPort())
+	c.CloseIdleConnections() // ends the tunnel
+	spans := h.spans.wait(t, 1)
+	require.Equal(t, "CONNECT", attr(spans[0], "http.request.method").AsString())
+	require.Equal(t, "127.0.0.1", attr(spans[0], "server.address").AsString())
+	require.Equal(t, "allowed", attr(spans[0], "sandgate.verdict").AsString())
+	require.Positive(t, attr(spans[0], "sandgate.bytes_sent").AsInt64())
+	require.Positive(t, attr(spans[0], "sandgate.bytes_received").AsInt64())
+}
+
+func TestConnectRefusals(t *testing.T) {
+	t.Parallel()
+	o := newOrigin(t, echo(nil), false)
+	cfg := limited([]string{"127.0.0.1", "api.example.com"}, nil, nil)
+	h := start(t, Options{}, &cfg)
+	for _, tc := range []struct {
+		authority string
+		rule      string
+	}{
+		{"10.1.2.3:443", egress.RuleNotAllowed},
+		{"127.1:" + o.port(), egress.RuleNonCanonicalIP},
+		{"2130706433:" + o.port(), egress.RuleNonCanonicalIP},
+		{"127.0.0.1", egress.RuleInvalidHost},
+	} {
+		resp, body := rawRequest(t, h.addr, "CONNECT "+tc.authority+" HTTP/1.1\r\nHost: "+tc.authority+"\r\n\r\n")
+		require.Equal(t, http.StatusForbidden, resp.StatusCode, tc.authority)
+		require.Equal(t, fixedBody(reasonDenied), body)
+	}
+	spans := h.spans.wait(t, 4)
+	for i, rule := range []string{egress.RuleNotAllowed, egress.RuleNonCanonicalIP, egress.RuleNonCanonicalIP, egress.RuleInvalidHost} {
+		require.Equal(t, rule, attr(spans[i], "sandgate.rule").AsString())
+	}
+	require.Zero(t, o.conns.Load())
+}
+
+func TestConnectSNIMismatchCloses(t *testing.T) {
+	t.Parallel()
+	o := newOrigin(t, echo(nil), true)
+	res := &fakeResolver{answers: map[string][][]netip.Addr{"origin.test": {addrs("127.0.0.1")}}}
+	cfg := limited([]string{"origin.test", "127.0.0.1"}, nil, nil)
+	h := start(t, Options{Resolve: res.resolve}, &cfg)
+	for _, tc := range []struct {
+		name, sni string
+		ok        bool
+	}{
+		{"matching SNI", "origin.test", true},
+		{"matching SNI, other case and a trailing dot", "ORIGIN.test.", true},
+		{"foreign SNI", "evil.test", false},
+	} {
+		conn, br := connect(t, h.addr, "origin.test:"+o.port())
+		// The origin's test certificate is for example.com, so verification
+		// is left to this check: the test is about what the proxy lets through.
+		tc0 := tls.Client(&bufConn{Conn: conn, r: br}, &tls.Config{ServerName: tc.sni, InsecureSkipVerify: true}) //nolint:gosec // see above
+		err := tc0.Handshake()
+		if tc.ok {
+			require.NoError(t, err, tc.name)
+		} else {
+			require.Error(t, err, tc.name)
+		}
+		_ = conn.Close()
+	}
+	spans := h.spans.wait(t, 3)
+	rules := map[string]int{}
+	for _, s := range spans {
+		rules[attr(s, "sandgate.rule").AsString()]++
+	}
+	require.Equal(t, map[string]int{"opened:127.0.0.1": 2, ruleSNIMismatch: 1}, rules)
+}
+
+// bufConn reads through the reader that already holds the CONNECT reply.
+type bufConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *bufConn) Read(b []byte) (int, error) { return c.r.Read(b) }
+
+func TestConnectNonTLSAndEarlyBytes(t *testing.T) {
+	t.Parallel()
+	o := newOrigin(t, echo(nil), false)
+	cfg := limited([]string{"127.0.0.1"}, nil, nil)
+	h := start(t, Options{}, &cfg)
+	conn := dialProxy(t, h.addr)
+	// CONNECT and the first request inside in one write: the bytes the
+	// server buffered past the CONNECT must reach the origin.
+	_, err := io.WriteString(conn, "CONNECT "+o.hostPort()+" HTTP/1.1\r\nHost: x\r\n\r\nGET /inner HTTP/1.1\r\nHost: "+o.hostPort()+"\r\n\r\n")
+	require.NoError(t, err)
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	resp, err = http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, string(body), "GET /inner host="+o.hostPort())
+}
+
+func TestWebSocketThroughConnect(t *testing.T) {
+	t.Parallel()
+	o := newOrigin(t, wsOrigin(), false)
+	cfg := limited([]string{"127.0.0.1"}, nil, nil)
+	h := start(t, Options{}, &cfg)
+	conn, br := connect(t, h.addr, o.hostPort())
+	upgradeAndEcho(t, conn, br, "/ws", o.hostPort())
+}
+
+func TestMaxTunnels(t *testing.T) {
+	t.Parallel()
+	o := newOrigin(t, echo(nil), false)
+	cfg := limited([]string{"127.0.0.1"}, nil, nil)
+	h := start(t, Options{MaxTunnels: 1}, &cfg)
+	first, _ := connect(t, h.addr, o.hostPort())
+	resp, body := rawRequest(t, h.addr, "CONNECT "+o.hostPort()+" HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	require.Equal(t, fixedBody(reasonTunnelLimit), body)
+	// Closing the first frees its slot.
+	require.NoError(t, first.Close())
+	h.spans.wait(t, 2)
+	connect(t, h.addr, o.hostPort())
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"bytes"
+	"net"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestRealMain(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	dead := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	for _, tc := range []struct {
+		name           string
+		args           []string
+		env            map[string]string
+		code           int
+		stdout, stderr string
+	}{
+		{"version", []string{"version"}, nil, 0, "gate dev\n", ""},
+		{"-version", []string{"-version"}, nil, 0, "gate dev\n", ""},
+		{"unknown argument", []string{"serve"}, nil, 2, "", "usage: gate version"},
+		// The environment is validated before anything happens: nothing
+		// is installed, nothing listens.
+		{"no environment", nil, nil, 1, "", `"msg":"gate: invalid environment"`},
+		{"bad uid", nil, map[string]string{"CONTROLPLANE_URL": "http://cp", "GATE_TOKEN": testToken, "GATE_SESSION_ID": string(testSID), "GATE_UID": "0"}, 1, "", "GATE_UID: "},
+		{"healthcheck of a dead gate", []string{"-healthcheck"}, map[string]string{"GATE_ADDR": dead}, 1, "", "gate unhealthy"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var stdout, stderr bytes.Buffer
+			code := realMain(tc.args, getenv(tc.env), &stdout, &stderr)
+			require.Equal(t, tc.code, code, "stderr: %s", stderr.String())
+			require.Equal(t, tc.stdout, stdout.String())
+			if tc.stderr == "" {
+				require.Empty(t, stderr.String())
+			} else {
+				require.Contains(t, stderr.String(), tc.stderr)
+			}
+			require.NotContains(t, stderr.String(), testToken)
+		})
+	}
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/sandgate/sandgate/core/gateconfig"
+)
+
+// shutdownGrace bounds the proxy's shutdown and the telemetry flush.
+const shutdownGrace = 5 * time.Second
+
+// system is the startup's side effects, one method a step, in the order run
+// calls them (CONTRACT C-FW-1). The real one is linuxSystem; tests record
+// the calls of a fake.
+type system interface {
+	// InstallFirewall applies and verifies the owner-match rules for IPv4
+	// and IPv6 (adapters/firewall Open + Install).
+	InstallFirewall(uid uint32) error
+	// PrepareCADir creates the CA file's directory owned by uid:gid and
+	// removes a CA file an earlier run left (its key died with that run).
+	PrepareCADir(caFile string, uid, gid uint32) error
+	// DropPrivileges sets the groups to none, then the gid, then the uid, and
+	// verifies that root cannot be regained.
+	DropPrivileges(uid, gid uint32) error
+	// DenyList returns the addresses the proxy never dials: the control
+	// plane host's and the gate's own interfaces', as single-address
+	// prefixes.
+	DenyList(ctx context.Context, controlPlaneHost string) ([]netip.Prefix, error)
+	// Listen opens the proxy's listener.
+	Listen(addr netip.AddrPort) (net.Listener, error)
+}
+
+// egressProxy is what the gate needs of adapters/proxy.Proxy.
+type egressProxy interface {
+	SetConfig(cfg gateconfig.Config) error
+	Revoke()
+	CACertPEM() []byte
+	Serve(ln net.Listener) error
+	Shutdown(ctx context.Context) error
+}
+
+// proxyOptions are the settings the gate hands to the proxy's constructor.
+type proxyOptions struct {
+	Deny      []netip.Prefix
+	Tracer    trace.TracerProvider
+	Logger    *slog.Logger
+	SessionID string
+}
+
+// deps are the gate's collaborators; main wires the real ones.
+type deps struct {
+	sys       system
+	newTracer func(ctx context.Context) (trace.TracerProvider, func(context.Context) error, error)
+	newProxy  func(opts proxyOptions) (egressProxy, error)
+	// fetcher fetches the config; nil builds the real one from the settings.
+	fetcher fetcher
+	log     *slog.Logger
+	// ready, if set, is called once the gate is ready (tests await it).
+	ready func()
+}
+
+// serve runs the gate until ctx is done: the startup steps in the order of
+// C-FW-1, each failure returning before anything listens (fail closed), then
+// the proxy and the config loop. It returns nil after a clean shutdown. The
+// firewall rules stay when it returns: a dead gate fails closed.
+func serve(ctx context.Context, s settings, d deps) (err error) {
+	if err := d.sys.InstallFirewall(s.UID); err != nil {
+		return fmt.Errorf("firewall: %w", err)
+	}
+	if err := d.sys.PrepareCADir(s.CAFile, s.UID, s.GID); err != nil {
+		return fmt.Errorf("GATE_CA_FILE directory: %w", err)
+	}
+	if err := d.sys.DropPrivileges(s.UID, s.GID); err != nil {
+		return fmt.Errorf("drop privileges: %w", err)
+	}
+	deny, err := d.sys.DenyList(ctx, s.ControlPlane.Hostname())
+	if err != nil {
+		return fmt.Errorf("deny list: %w", err)
+	}
+	tp, stopTracer, err := d.newTracer(ctx)
+	if err != nil {
+		return fmt.Errorf("telemetry: %w", err)
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+		defer cancel()
+		if serr := stopTracer(sctx); serr != nil {
+			d.log.Warn("telemetry flush failed", "err", serr)
+		}
+	}()
+	p, err := d.newProxy(proxyOptions{Deny: deny, Tracer: tp, Logger: d.log, SessionID: string(s.SessionID)})
+	if err != nil {
+		return fmt.Errorf("proxy: %w", err)
+	}
+	ln, err := d.sys.Listen(s.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on GATE_ADDR %s: %w", s.Addr, err)
+	}
+	return run(ctx, s, d, p, ln)
+}
+
+// run serves the proxy on ln and keeps its config fresh until ctx is done or
+// the proxy fails; then it shuts the proxy down within shutdownGrace.
+func run(ctx context.Context, s settings, d deps, p egressProxy, ln net.Listener) error {
+	served := make(chan error, 1)
+	go func() { served <- p.Serve(ln) }()
+	f := d.fetcher
+	if f == nil {
+		f = newHTTPFetcher(s.ConfigURL(), s.Token)
+	}
+	l := &loop{
+		fetch: f, proxy: p, caFile: s.CAFile, interval: s.FetchInterval,
+		log: d.log, ready: d.ready, readyAttrs: []any{"addr", s.Addr.String(), "session", string(s.SessionID)},
+	}
+	lctx, stopLoop := context.WithCancel(ctx)
+	looped := make(chan struct{})
+	go func() {
+		defer close(looped)
+		l.run(lctx)
+	}()
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		d.log.Info("gate stopping", "cause", context.Cause(ctx))
+	case serveErr = <-served:
+		// Serve returns only after Shutdown; anything else is a failure.
+		if serveErr == nil {
+			serveErr = errors.New("proxy stopped serving")
+		}
+	}
+	stopLoop()
+	<-looped
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	shutErr := p.Shutdown(sctx)
+	if serveErr == nil {
+		// A Shutdown that won the race with Serve's start makes Serve
+		// return http.ErrServerClosed: that is a clean stop too.
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			serveErr = err
+		}
+	}
+	return errors.Join(serveErr, shutErr)
+}

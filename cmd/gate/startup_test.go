@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+)
+
+// fixedFetcher answers every fetch with one config body.
+type fixedFetcher struct{ body []byte }
+
+func (f fixedFetcher) Fetch(context.Context) ([]byte, outcome, error) {
+	return f.body, fetched, nil
+}
+
+// gateRun is one serve() with fakes, in the background.
+type gateRun struct {
+	rec   *recorder
+	sys   *fakeSystem
+	proxy *fakeProxy
+	ready chan struct{}
+	err   chan error
+	stop  context.CancelFunc
+}
+
+func startGate(t *testing.T, failStep string, configure func(g *gateRun, d *deps)) *gateRun {
+	t.Helper()
+	log, _ := testLogger(t)
+	rec := &recorder{}
+	g := &gateRun{
+		rec: rec, sys: &fakeSystem{rec: rec, fail: failStep}, proxy: newFakeProxy(rec),
+		ready: make(chan struct{}), err: make(chan error, 1),
+	}
+	u, err := url.Parse("http://executor:8080")
+	require.NoError(t, err)
+	s := settings{
+		ControlPlane: u, Token: testToken, SessionID: testSID, UID: 64250, GID: 64250,
+		FetchInterval: time.Hour, CAFile: filepath.Join(t.TempDir(), "ca.pem"),
+	}
+	d := deps{
+		sys: g.sys,
+		newTracer: func(context.Context) (trace.TracerProvider, func(context.Context) error, error) {
+			rec.add("tracer")
+			if failStep == "tracer" {
+				return nil, nil, errInjected
+			}
+			return noop.NewTracerProvider(), func(context.Context) error { rec.add("tracer-shutdown"); return nil }, nil
+		},
+		newProxy: func(opts proxyOptions) (egressProxy, error) {
+			rec.add("proxy")
+			if failStep == "proxy" {
+				return nil, errInjected
+			}
+			g.proxy.opts = opts
+			return g.proxy, nil
+		},
+		fetcher: fixedFetcher{configBody(t, "a.example")},
+		log:     log,
+		ready:   func() { rec.add("ready"); close(g.ready) },
+	}
+	if configure != nil {
+		configure(g, &d)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	g.stop = cancel
+	t.Cleanup(cancel)
+	go func() { g.err <- serve(ctx, s, d) }()
+	return g
+}
+
+func (g *gateRun) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-g.err:
+		return err
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "serve did not return")
+		return nil
+	}
+}
+
+func TestStartupOrder(t *testing.T) {
+	t.Parallel()
+	g := startGate(t, "", nil)
+	select {
+	case <-g.ready:
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "never ready", "calls: %v", g.rec.list())
+	}
+	g.stop()
+	require.NoError(t, g.wait(t))
+	calls := g.rec.list()
+	// serve runs on its own goroutine, so it may come before or after the
+	// first fetch's setconfig; everything else is strictly ordered.
+	require.Equal(t, []string{"firewall", "cadir", "drop", "deny", "tracer", "proxy", "listen"}, calls[:7])
+	rest := calls[7:]
+	require.ElementsMatch(t, []string{"serve", "setconfig", "ready", "shutdown", "tracer-shutdown"}, rest)
+	require.Less(t, indexOf(rest, "setconfig"), indexOf(rest, "ready"))
+	require.Equal(t, []string{"shutdown", "tracer-shutdown"}, rest[len(rest)-2:])
+	// The proxy got the deny list, the tracer and the session.
+	require.Equal(t, "10.1.2.3/32", g.proxy.opts.Deny[0].String())
+	require.Equal(t, string(testSID), g.proxy.opts.SessionID)
+	require.NotNil(t, g.proxy.opts.Tracer)
+}
+
+func indexOf(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestStartupFailsClosed: a failure at any step returns its error and
+// nothing after it runs: in particular nothing listens or serves.
+func TestStartupFailsClosed(t *testing.T) {
+	t.Parallel()
+	steps := []string{"firewall", "cadir", "drop", "deny", "tracer", "proxy", "listen"}
+	for i, step := range steps {
+		t.Run(step, func(t *testing.T) {
+			t.Parallel()
+			g := startGate(t, step, nil)
+			err := g.wait(t)
+			require.ErrorIs(t, err, errInjected)
+			want := steps[:i+1]
+			if i >= indexOf(steps, "tracer")+1 {
+				// Telemetry started: it is flushed on the way out.
+				want = append(append([]string(nil), want...), "tracer-shutdown")
+			}
+			require.Equal(t, want, g.rec.list())
+		})
+	}
+}
+
+func TestServeFailureStopsTheGate(t *testing.T) {
+	t.Parallel()
+	g := startGate(t, "", func(g *gateRun, _ *deps) { g.proxy.serveErr = errors.New("accept failed") })
+	err := g.wait(t)
+	require.ErrorContains(t, err, "accept failed")
+	require.Contains(t, g.rec.list(), "shutdown")
+}
+
+// TestRevokedGateStaysAlive: after 401 the gate neither exits nor fetches;
+// it serves (denying everything) until it is stopped.
+func TestRevokedGateStaysAlive(t *testing.T) {
+	t.Parallel()
+	fetches := make(chan struct{}, 10)
+	g := startGate(t, "", func(_ *gateRun, d *deps) {
+		d.fetcher = fetcherFunc(func() ([]byte, outcome, error) {
+			fetches <- struct{}{}
+			return nil, revoked, errors.New("401")
+		})
+	})
+	select {
+	case <-fetches:
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "no fetch")
+	}
+	select {
+	case err := <-g.err:
+		require.FailNow(t, "serve returned after revocation", "err: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	g.stop()
+	require.NoError(t, g.wait(t))
+	require.Empty(t, fetches, "fetched again after 401")
+	require.True(t, g.proxy.isRevoked())
+	require.NotContains(t, g.rec.list(), "ready")
+}
+
+type fetcherFunc func() ([]byte, outcome, error)
+
+func (f fetcherFunc) Fetch(context.Context) ([]byte, outcome, error) { return f() }

@@ -1,0 +1,131 @@
+package egress
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/session"
+)
+
+func TestConfigFor(t *testing.T) {
+	t.Parallel()
+	const sid = domain.ID("ses_0123456789abcdefghjkmnpq")
+	gh := session.Credential{
+		ID: "cred_gh", Name: "GITHUB_TOKEN", Secret: "ghp_secretvalue1",
+		AllowedHosts: []string{"api.github.com", "*.githubusercontent.com"},
+		Locations:    []session.Location{session.LocationHeaders},
+	}
+	oa := session.Credential{
+		ID: "cred_oa", Name: "OPENAI_KEY", Secret: "sk-secretvalue2",
+		AllowedHosts: []string{"api.openai.com"},
+		Locations:    []session.Location{session.LocationHeaders, session.LocationBody},
+	}
+	for _, tc := range []struct {
+		name string
+		in   session.Session
+		want gateconfig.Config
+	}{
+		{
+			name: "empty type reads as unrestricted",
+			in:   session.Session{ID: sid},
+			want: gateconfig.Config{
+				Networking:  domain.Networking{Type: domain.NetUnrestricted},
+				Credentials: []gateconfig.Credential{},
+			},
+		},
+		{
+			name: "limited with hosts and no credentials",
+			in: session.Session{ID: sid, Networking: domain.Networking{
+				Type: domain.NetLimited, AllowedHosts: []string{"example.com", "10.0.0.0/8"},
+			}},
+			want: gateconfig.Config{
+				Networking:  domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"example.com", "10.0.0.0/8"}},
+				Credentials: []gateconfig.Credential{},
+			},
+		},
+		{
+			name: "credentials in stored order",
+			in: session.Session{ID: sid, Networking: domain.Networking{Type: domain.NetUnrestricted},
+				Credentials: []session.Credential{gh, oa}},
+			want: gateconfig.Config{
+				Networking: domain.Networking{Type: domain.NetUnrestricted},
+				Credentials: []gateconfig.Credential{
+					{
+						ID: "cred_gh", Placeholder: Placeholder(sid, "GITHUB_TOKEN"),
+						Secret:       gateconfig.NewSecret("ghp_secretvalue1"),
+						AllowedHosts: []string{"api.github.com", "*.githubusercontent.com"},
+						Locations:    []gateconfig.Location{gateconfig.LocationHeaders},
+					},
+					{
+						ID: "cred_oa", Placeholder: Placeholder(sid, "OPENAI_KEY"),
+						Secret:       gateconfig.NewSecret("sk-secretvalue2"),
+						AllowedHosts: []string{"api.openai.com"},
+						Locations:    []gateconfig.Location{gateconfig.LocationHeaders, gateconfig.LocationBody},
+					},
+				},
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := ConfigFor(tc.in)
+			require.Equal(t, tc.want, got)
+			// The document passes the wire contract as the gate reads it.
+			require.NoError(t, got.Validate())
+			body, err := json.Marshal(got)
+			require.NoError(t, err)
+			parsed, err := gateconfig.Parse(body)
+			require.NoError(t, err)
+			require.Equal(t, got, parsed)
+			// Stable across calls: a re-provisioned sandbox keeps its
+			// placeholders.
+			require.Equal(t, got, ConfigFor(tc.in))
+		})
+	}
+}
+
+func TestConfigForPlaceholderIsPinned(t *testing.T) {
+	t.Parallel()
+	s := session.Session{ID: "ses_abc", Credentials: []session.Credential{{
+		ID: "c1", Name: "api-key", Secret: "secretvalue",
+		AllowedHosts: []string{"example.com"}, Locations: []session.Location{session.LocationBody},
+	}}}
+	// The same value TestPlaceholder pins: the credential's name, not its
+	// id, feeds the derivation.
+	require.Equal(t, "sgph_k6jslb5pj4hmdv36wmpoiwdr34", ConfigFor(s).Credentials[0].Placeholder)
+	s.Credentials[0].ID = "c2"
+	require.Equal(t, "sgph_k6jslb5pj4hmdv36wmpoiwdr34", ConfigFor(s).Credentials[0].Placeholder)
+}
+
+func TestConfigForDoesNotAlias(t *testing.T) {
+	t.Parallel()
+	s := session.Session{
+		ID:         "ses_abc",
+		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"a.example"}},
+		Credentials: []session.Credential{{
+			ID: "c1", Name: "n", Secret: "secretvalue",
+			AllowedHosts: []string{"b.example"}, Locations: []session.Location{session.LocationHeaders},
+		}},
+	}
+	got := ConfigFor(s)
+	got.Networking.AllowedHosts[0] = "x"
+	got.Credentials[0].AllowedHosts[0] = "y"
+	require.Equal(t, "a.example", s.Networking.AllowedHosts[0])
+	require.Equal(t, "b.example", s.Credentials[0].AllowedHosts[0])
+}
+
+func TestConfigForSecretRedacted(t *testing.T) {
+	t.Parallel()
+	s := session.Session{ID: "ses_abc", Credentials: []session.Credential{{
+		ID: "c1", Name: "n", Secret: "topsecretvalue",
+		AllowedHosts: []string{"example.com"}, Locations: []session.Location{session.LocationHeaders},
+	}}}
+	got := ConfigFor(s)
+	require.Equal(t, "topsecretvalue", got.Credentials[0].Secret.Reveal())
+	require.NotContains(t, fmt.Sprintf("%v %+v %#v", got, got, got), "topsecretvalue")
+}
