@@ -39,14 +39,17 @@ func (osSystem) PrepareCADir(caFile string, uid, gid uint32) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create: %w", err)
 	}
-	if err := os.Chown(dir, int(uid), int(gid)); err != nil {
-		return fmt.Errorf("chown: %w", err)
+	// Remove and chmod while root still owns the directory: the gate holds
+	// neither CAP_FOWNER nor CAP_DAC_OVERRIDE, so after the chown only the
+	// gate uid could.
+	if err := os.Remove(caFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove the previous run's CA file: %w", err)
 	}
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return fmt.Errorf("chmod: %w", err)
 	}
-	if err := os.Remove(caFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("remove the previous run's CA file: %w", err)
+	if err := os.Chown(dir, int(uid), int(gid)); err != nil {
+		return fmt.Errorf("chown: %w", err)
 	}
 	return nil
 }
