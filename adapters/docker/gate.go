@@ -213,7 +213,7 @@ func (p *Provider) gateLogs(gateID string) string {
 // (created, or running): the CA alone and the image's system bundle with
 // the CA appended (B-1), both under SandboxCADir.
 func (p *Provider) trustGate(ctx context.Context, sandboxID, gateID string) error {
-	ca, err := p.readFile(ctx, gateID, sandbox.GateCAFile, 64<<10)
+	ca, err := p.gateCA(ctx, gateID)
 	if err != nil {
 		return fmt.Errorf("read the gate's CA certificate: %w", err)
 	}
@@ -242,6 +242,24 @@ func (p *Provider) trustGate(ctx context.Context, sandboxID, gateID string) erro
 		return translate(err, "install the gate's CA")
 	}
 	return nil
+}
+
+// gateCA reads the CA certificate the gate wrote. Through an exec, not the
+// archive endpoint: the file lives on the gate's /run tmpfs, which only the
+// container's own mount namespace sees.
+func (p *Provider) gateCA(ctx context.Context, gateID string) ([]byte, error) {
+	out := sandbox.NewCapture(64 << 10)
+	probe := &handle{p: p, id: gateID, workdir: "/"}
+	code, stderr, err := probe.runScript(ctx, []string{"cat", sandbox.GateCAFile}, nil, out)
+	switch {
+	case err != nil:
+		return nil, err
+	case code != 0:
+		return nil, fmt.Errorf("cat %s: exit %d: %s", sandbox.GateCAFile, code, strings.TrimSpace(stderr))
+	case out.Truncated() || len(out.Bytes()) == 0:
+		return nil, fmt.Errorf("%s: empty or over 64 KiB", sandbox.GateCAFile)
+	}
+	return out.Bytes(), nil
 }
 
 // readFile reads one regular file of at most limit bytes out of a container

@@ -58,9 +58,17 @@ func gatedSpec(sid string, m *recMinter) sandbox.Spec {
 func gatedFake() *fakeEngine {
 	f := newFakeEngine()
 	f.images["gate"] = true
-	f.files[sandbox.GateCAFile] = []byte("CA\n")
 	f.files[sandbox.SystemCABundle] = []byte("ROOTS\n")
+	f.onExec = gateExec
 	return f
+}
+
+// gateExec is a healthy gate: its healthcheck passes and `cat` prints its CA.
+func gateExec(argv []string) fakeExecBehaviour {
+	if argv[0] == "cat" {
+		return fakeExecBehaviour{stdout: "CA\n"}
+	}
+	return fakeExecBehaviour{}
 }
 
 // callsFrom returns the recorded calls that start with one of the prefixes.
@@ -195,11 +203,11 @@ func TestGatedUnrecoverableGateRebuilds(t *testing.T) {
 	// The old gate never passes its healthcheck; a newly created one does.
 	var failing atomic.Bool
 	failing.Store(true)
-	f.onExec = func([]string) fakeExecBehaviour {
+	f.onExec = func(argv []string) fakeExecBehaviour {
 		if failing.Load() {
 			return fakeExecBehaviour{exitCode: 1}
 		}
-		return fakeExecBehaviour{}
+		return gateExec(argv)
 	}
 	f.onCreate = func(string) error { failing.Store(false); return nil }
 	p.opts.GateReadyTimeout = 30 * time.Millisecond
