@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/binary"
 	"io"
 	"net"
 	"net/http"
@@ -75,13 +76,12 @@ func BenchmarkPlainGET1KiB(b *testing.B) {
 
 const bulkBytes = 64 << 20
 
-// bulkServer writes bulkBytes to every connection and closes it.
-func bulkServer(b *testing.B) string {
+// tcpServer runs handle on every connection to a loopback listener.
+func tcpServer(b *testing.B, handle func(net.Conn)) string {
 	b.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = ln.Close() })
-	chunk := make([]byte, 256<<10)
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -90,28 +90,16 @@ func bulkServer(b *testing.B) string {
 			}
 			go func() {
 				defer func() { _ = c.Close() }()
-				for sent := 0; sent < bulkBytes; sent += len(chunk) {
-					if _, err := c.Write(chunk); err != nil {
-						return
-					}
-				}
+				handle(c)
 			}()
 		}
 	}()
 	return ln.Addr().String()
 }
 
-func BenchmarkConnect64MiB(b *testing.B) {
-	origin := bulkServer(b)
-	_, addr := benchProxy(b, Options{}, limited([]string{"127.0.0.1"}, nil, nil))
-	buf := make([]byte, 256<<10)
-	read := func(b *testing.B, c net.Conn, r io.Reader) {
-		n, err := io.CopyBuffer(io.Discard, onlyReader{r}, buf)
-		_ = c.Close()
-		if err != nil || n != bulkBytes {
-			b.Fatalf("%d bytes: %v", n, err)
-		}
-	}
+// tunnelRun runs one transfer per iteration, direct to origin and through
+// a CONNECT tunnel of the proxy at addr; r reads what the origin sends.
+func tunnelRun(b *testing.B, origin, addr string, transfer func(b *testing.B, c net.Conn, r io.Reader)) {
 	b.Run("direct", func(b *testing.B) {
 		b.SetBytes(bulkBytes)
 		for b.Loop() {
@@ -119,14 +107,61 @@ func BenchmarkConnect64MiB(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			read(b, c, c)
+			transfer(b, c, c)
 		}
 	})
 	b.Run("proxy", func(b *testing.B) {
 		b.SetBytes(bulkBytes)
 		for b.Loop() {
 			c, br := connect(b, addr, origin)
-			read(b, c, br)
+			transfer(b, c, br)
+		}
+	})
+}
+
+// BenchmarkConnect64MiB: the origin sends, the client reads.
+func BenchmarkConnect64MiB(b *testing.B) {
+	chunk := make([]byte, 256<<10)
+	origin := tcpServer(b, func(c net.Conn) {
+		for sent := 0; sent < bulkBytes; sent += len(chunk) {
+			if _, err := c.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	_, addr := benchProxy(b, Options{}, limited([]string{"127.0.0.1"}, nil, nil))
+	buf := make([]byte, 256<<10)
+	tunnelRun(b, origin, addr, func(b *testing.B, c net.Conn, r io.Reader) {
+		n, err := io.CopyBuffer(io.Discard, onlyReader{r}, buf)
+		_ = c.Close()
+		if err != nil || n != bulkBytes {
+			b.Fatalf("%d bytes: %v", n, err)
+		}
+	})
+}
+
+// BenchmarkConnectUpload64MiB is the other direction of gate-connect: the
+// client sends, the origin reads and answers with the count it read.
+func BenchmarkConnectUpload64MiB(b *testing.B) {
+	origin := tcpServer(b, func(c net.Conn) {
+		n, _ := io.CopyBuffer(io.Discard, onlyReader{c}, make([]byte, 256<<10))
+		_, _ = c.Write(binary.BigEndian.AppendUint64(nil, uint64(n)))
+	})
+	_, addr := benchProxy(b, Options{}, limited([]string{"127.0.0.1"}, nil, nil))
+	chunk := make([]byte, 256<<10)
+	tunnelRun(b, origin, addr, func(b *testing.B, c net.Conn, r io.Reader) {
+		defer func() { _ = c.Close() }()
+		for sent := 0; sent < bulkBytes; sent += len(chunk) {
+			if _, err := c.Write(chunk); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+			b.Fatal(err)
+		}
+		var got [8]byte
+		if _, err := io.ReadFull(r, got[:]); err != nil || binary.BigEndian.Uint64(got[:]) != bulkBytes {
+			b.Fatalf("origin read %d bytes: %v", binary.BigEndian.Uint64(got[:]), err)
 		}
 	})
 }

@@ -66,34 +66,34 @@ func (p *Proxy) opaque(w http.ResponseWriter, r *http.Request, pol *egress.Polic
 		return
 	}
 	x.setStatus(http.StatusOK)
-	p.relay(client, replay(brw.Reader, client), up, t, x)
+	p.relay(client, buffered(brw.Reader), up, t, x)
 }
 
-// replay returns the client's bytes: first those the server's reader had
-// buffered past the CONNECT request (a client may send its ClientHello in
-// the same write), then the connection itself.
-func replay(br *bufio.Reader, conn net.Conn) io.Reader {
+// buffered returns the client's bytes the server's reader had buffered past
+// the CONNECT request (a client may send its ClientHello in the same
+// write); they come before anything read from the connection itself.
+func buffered(br *bufio.Reader) *bytes.Reader {
 	if br == nil || br.Buffered() == 0 {
-		return conn
+		return bytes.NewReader(nil)
 	}
-	buffered, _ := br.Peek(br.Buffered())
-	return io.MultiReader(bytes.NewReader(bytes.Clone(buffered)), conn)
+	b, _ := br.Peek(br.Buffered())
+	return bytes.NewReader(bytes.Clone(b))
 }
 
 // relay copies upstream→client at once (server-first protocols work) and
-// client→upstream after checking the first bytes: a TLS ClientHello must
-// name the authority's host in its SNI, if it names one. A side that ends
-// cleanly half-closes the other, so each direction drains; an error closes
-// both.
-func (p *Proxy) relay(client net.Conn, src io.Reader, up net.Conn, t egress.Target, x *exchange) {
+// client→upstream after checking the first bytes (pre, then the
+// connection): a TLS ClientHello must name the authority's host in its SNI,
+// if it names one. A side that ends cleanly half-closes the other, so each
+// direction drains; an error closes both.
+func (p *Proxy) relay(client net.Conn, pre *bytes.Reader, up net.Conn, t egress.Target, x *exchange) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		n, err := io.Copy(client, up)
+		n, err := copyConn(client, up)
 		x.recv.Add(n)
 		endWrite(client, err, up)
 	}()
-	n, rule, err := p.checkAndCopy(up, src, client, t)
+	n, rule, err := p.checkAndCopy(up, pre, client, t)
 	x.sent.Add(n)
 	if rule != "" {
 		x.deny(rule)

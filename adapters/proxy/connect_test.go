@@ -63,18 +63,29 @@ func TestConnectSNIMismatchCloses(t *testing.T) {
 	res := &fakeResolver{answers: map[string][][]netip.Addr{"origin.test": {addrs("127.0.0.1")}}}
 	cfg := limited([]string{"origin.test", "127.0.0.1"}, nil, nil)
 	h := start(t, Options{Resolve: res.resolve}, &cfg)
+	authority := "origin.test:" + o.port()
 	for _, tc := range []struct {
 		name, sni string
+		early     bool // the ClientHello comes in the CONNECT's write
 		ok        bool
 	}{
-		{"matching SNI", "origin.test", true},
-		{"matching SNI, other case and a trailing dot", "ORIGIN.test.", true},
-		{"foreign SNI", "evil.test", false},
+		{"matching SNI", "origin.test", false, true},
+		{"matching SNI, other case and a trailing dot", "ORIGIN.test.", false, true},
+		{"foreign SNI", "evil.test", false, false},
+		{"matching SNI, hello in the CONNECT's write", "origin.test", true, true},
+		{"foreign SNI, hello in the CONNECT's write", "evil.test", true, false},
 	} {
-		conn, br := connect(t, h.addr, "origin.test:"+o.port())
+		var conn net.Conn
+		if tc.early {
+			conn = &earlyConn{Conn: dialProxy(t, h.addr), head: "CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\n\r\n", t: t}
+		} else {
+			c, br := connect(t, h.addr, authority)
+			conn = &bufConn{Conn: c, r: br}
+		}
 		// The origin's test certificate is for example.com, so verification
 		// is left to this check: the test is about what the proxy lets through.
-		tc0 := tls.Client(&bufConn{Conn: conn, r: br}, &tls.Config{ServerName: tc.sni, InsecureSkipVerify: true}) //nolint:gosec // see above
+		// A handshake completes only when the origin got the hello intact.
+		tc0 := tls.Client(conn, &tls.Config{ServerName: tc.sni, InsecureSkipVerify: true}) //nolint:gosec // see above
 		err := tc0.Handshake()
 		if tc.ok {
 			require.NoError(t, err, tc.name)
@@ -83,12 +94,12 @@ func TestConnectSNIMismatchCloses(t *testing.T) {
 		}
 		_ = conn.Close()
 	}
-	spans := h.spans.wait(t, 3)
+	spans := h.spans.wait(t, 5)
 	rules := map[string]int{}
 	for _, s := range spans {
 		rules[attr(s, "sandgate.rule").AsString()]++
 	}
-	require.Equal(t, map[string]int{"opened:127.0.0.1": 2, ruleSNIMismatch: 1}, rules)
+	require.Equal(t, map[string]int{"opened:127.0.0.1": 3, ruleSNIMismatch: 2}, rules)
 }
 
 // bufConn reads through the reader that already holds the CONNECT reply.
@@ -143,4 +154,34 @@ func TestMaxTunnels(t *testing.T) {
 	require.NoError(t, first.Close())
 	h.spans.wait(t, 2)
 	connect(t, h.addr, o.hostPort())
+}
+
+// earlyConn sends a CONNECT request in the same write as the client's first
+// bytes (a ClientHello), as some clients do, and reads past the reply.
+type earlyConn struct {
+	net.Conn
+	head string
+	br   *bufio.Reader
+	t    *testing.T
+}
+
+func (c *earlyConn) Write(b []byte) (int, error) {
+	if c.head == "" {
+		return c.Conn.Write(b)
+	}
+	_, err := c.Conn.Write(append([]byte(c.head), b...))
+	c.head = ""
+	return len(b), err
+}
+
+func (c *earlyConn) Read(b []byte) (int, error) {
+	if c.br == nil {
+		c.br = bufio.NewReader(c.Conn)
+		resp, err := http.ReadResponse(c.br, &http.Request{Method: http.MethodConnect})
+		if err != nil {
+			return 0, err
+		}
+		require.Equal(c.t, http.StatusOK, resp.StatusCode)
+	}
+	return c.br.Read(b)
 }

@@ -194,16 +194,24 @@ func (b reqBody) Close() error { return b.closer.Close() }
 
 // respBody is the body a client gets: read through the counter (and the
 // redactor); closing it closes the upstream body and ends the exchange.
-// Trailers arrive with the end of the body and are redacted then.
+// Trailers arrive with the end of the body and are redacted then. In an
+// intercepted tunnel, out holds the client's writes between reads: each
+// Read first writes what the last one produced, then reads upstream.
 type respBody struct {
 	io.Reader
 	closer  io.Closer
 	x       *exchange
 	trailer http.Header
 	redact  *egress.Replacer
+	out     *tunnelConn
 }
 
 func (b *respBody) Read(p []byte) (int, error) {
+	if b.out != nil {
+		if err := b.out.hold(); err != nil {
+			return 0, err
+		}
+	}
 	n, err := b.Reader.Read(p)
 	if err != nil && b.trailer != nil {
 		replaceHeader(b.trailer, b.redact)
@@ -213,6 +221,9 @@ func (b *respBody) Read(p []byte) (int, error) {
 }
 
 func (b *respBody) Close() error {
+	if b.out != nil {
+		_ = b.out.flush(false)
+	}
 	err := b.closer.Close()
 	b.x.finish()
 	return err

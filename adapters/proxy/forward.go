@@ -68,7 +68,7 @@ func (p *Proxy) forward(req *http.Request, tun *tunnel) *http.Response {
 		}
 		return x.respond(req, status, reason)
 	}
-	return p.inbound(req, resp, bound, x)
+	return p.inbound(req, resp, bound, x, tun)
 }
 
 // requestTarget returns the scheme and the host:port a request is decided
@@ -195,8 +195,9 @@ func (p *Proxy) body(req *http.Request, bound egress.Bound, x *exchange) (io.Rea
 // Proxy-* headers gone, bound secrets redacted from header values, body and
 // trailers (streaming, so SSE keeps flowing), the byte count kept, and the
 // exchange ended when the body is closed. A 101 is relayed only for a
-// WebSocket.
-func (p *Proxy) inbound(req *http.Request, resp *http.Response, bound egress.Bound, x *exchange) *http.Response {
+// WebSocket. Inside a tunnel, the body holds the client's writes while it
+// streams (tunnelConn).
+func (p *Proxy) inbound(req *http.Request, resp *http.Response, bound egress.Bound, x *exchange, tun *tunnel) *http.Response {
 	x.setStatus(resp.StatusCode)
 	h, websocket := cleanHeader(resp.Header)
 	redact := bound.Redactor()
@@ -218,5 +219,8 @@ func (p *Proxy) inbound(req *http.Request, resp *http.Response, bound egress.Bou
 		resp.Header.Del("Content-Length")
 	}
 	resp.Body = &respBody{Reader: r, closer: resp.Body, x: x, trailer: resp.Trailer, redact: redact}
+	if tun != nil {
+		resp.Body.(*respBody).out = tun.conn
+	}
 	return resp
 }

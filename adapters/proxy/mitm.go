@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"sync"
 	"sync/atomic"
 
 	"github.com/elazarl/goproxy"
@@ -21,7 +20,8 @@ import (
 type tunnel struct {
 	target egress.Target
 	leaf   *tls.Certificate
-	x      *exchange // the tunnel's own span
+	x      *exchange   // the tunnel's own span
+	conn   *tunnelConn // the client connection, once goproxy has it
 }
 
 type tunnelKey struct{}
@@ -38,7 +38,7 @@ func (p *Proxy) intercept(w http.ResponseWriter, r *http.Request, t egress.Targe
 		return
 	}
 	tun := &tunnel{target: t, leaf: leaf, x: x}
-	hw := &hijackWriter{ResponseWriter: w, p: p, x: x}
+	hw := &hijackWriter{ResponseWriter: w, p: p, tun: tun}
 	x.setStatus(http.StatusOK)
 	p.gp.ServeHTTP(hw, r.WithContext(context.WithValue(r.Context(), tunnelKey{}, tun)))
 	if !hw.hijacked.Load() {
@@ -134,7 +134,7 @@ func (discardLogger) Printf(string, ...any) {}
 type hijackWriter struct {
 	http.ResponseWriter
 	p        *Proxy
-	x        *exchange
+	tun      *tunnel
 	hijacked atomic.Bool
 }
 
@@ -144,41 +144,18 @@ func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, err
 	}
 	w.hijacked.Store(true)
-	tc := &tunnelConn{Conn: c, x: w.x}
+	x := w.tun.x
+	tc := &tunnelConn{Conn: c, x: x}
 	untrack := w.p.track(tc)
 	tc.done = func() {
 		untrack()
 		w.p.release()
-		w.x.finish()
+		x.finish()
 	}
+	// goproxy starts the tunnel's goroutine after Hijack returns: it sees
+	// this.
+	w.tun.conn = tc
 	return tc, rw, nil
-}
-
-// tunnelConn counts an intercepted tunnel's client bytes and ends the
-// tunnel on its first Close.
-type tunnelConn struct {
-	net.Conn
-	x    *exchange
-	once sync.Once
-	done func()
-}
-
-func (c *tunnelConn) Read(b []byte) (int, error) {
-	n, err := c.Conn.Read(b)
-	c.x.sent.Add(int64(n))
-	return n, err
-}
-
-func (c *tunnelConn) Write(b []byte) (int, error) {
-	n, err := c.Conn.Write(b)
-	c.x.recv.Add(int64(n))
-	return n, err
-}
-
-func (c *tunnelConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(c.done)
-	return err
 }
 
 // flushWriter flushes after every write, so a chunked or SSE response

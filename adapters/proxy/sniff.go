@@ -18,13 +18,16 @@ const recordTypeHandshake = 0x16
 // a hello with post-quantum key shares is a few KiB, far below this.
 const maxHelloBytes = 64 << 10
 
-// checkAndCopy copies src (the client) to up. When the client's first byte
-// starts a TLS handshake record, the ClientHello is read first (within
-// HeaderTimeout) and its SNI, if any, must name t's host: otherwise it
-// returns the rule of the refusal and nothing reached up. Non-TLS bytes
-// pass as they are: the tunnel is opaque by design, and the authority was
-// decided and dialled by the gate either way.
-func (p *Proxy) checkAndCopy(up net.Conn, src io.Reader, client net.Conn, t egress.Target) (int64, string, error) {
+// checkAndCopy copies the client's bytes (pre, then the connection) to up.
+// When the first byte starts a TLS handshake record, the ClientHello is read
+// first (within HeaderTimeout) and its SNI, if any, must name t's host:
+// otherwise it returns the rule of the refusal and nothing reached up.
+// Non-TLS bytes pass as they are: the tunnel is opaque by design, and the
+// authority was decided and dialled by the gate either way. Whatever was
+// read to decide goes up in one write; the rest is copied connection to
+// connection (copyConn), with no reader in between.
+func (p *Proxy) checkAndCopy(up net.Conn, pre *bytes.Reader, client net.Conn, t egress.Target) (int64, string, error) {
+	src := io.MultiReader(pre, client)
 	first := make([]byte, 1)
 	if _, err := io.ReadFull(src, first); err != nil {
 		return 0, "", nil // the client closed before sending: a clean end
@@ -42,10 +45,15 @@ func (p *Proxy) checkAndCopy(up net.Conn, src io.Reader, client net.Conn, t egre
 		}
 		prefix = read
 	}
+	// src reads pre to its end before the connection, so what pre still
+	// holds comes right after prefix and before any byte of the connection.
+	rest := make([]byte, pre.Len())
+	_, _ = io.ReadFull(pre, rest)
+	prefix = append(prefix, rest...)
 	if _, err := up.Write(prefix); err != nil {
 		return 0, "", err
 	}
-	n, err := io.Copy(up, src)
+	n, err := copyConn(up, client)
 	return n + int64(len(prefix)), "", err
 }
 

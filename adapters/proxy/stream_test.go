@@ -34,20 +34,40 @@ func lockstep(acks chan struct{}, contentType string, events ...string) http.Han
 	})
 }
 
+// streamGet starts origin h behind a proxy that binds credential a to the
+// origin's host and GETs it: plain HTTP, or HTTPS through an intercepted
+// tunnel.
+func streamGet(t *testing.T, h http.Handler, intercepted bool) (*http.Response, error) {
+	t.Helper()
+	if intercepted {
+		o, hp, _ := mitmSetup(t, h, Options{})
+		return hp.client(hp.caPool(t)).Get("https://api.example.com:" + o.port() + "/")
+	}
+	o := newOrigin(t, h, false)
+	res := &fakeResolver{answers: map[string][][]netip.Addr{"sse.test": {addrs("127.0.0.1")}}}
+	cfg := limited([]string{"sse.test", "127.0.0.1"}, []string{"sse.test"}, nil)
+	hp := start(t, Options{Resolve: res.resolve}, &cfg)
+	return hp.client(nil).Get("http://sse.test:" + o.port() + "/")
+}
+
 func TestStreamingFlowsUnbuffered(t *testing.T) {
 	t.Parallel()
-	for _, ct := range []string{"text/event-stream", "application/octet-stream"} {
-		t.Run(ct, func(t *testing.T) {
+	for _, tc := range []struct {
+		ct          string
+		intercepted bool
+	}{
+		{"text/event-stream", false},
+		{"application/octet-stream", false},
+		{"text/event-stream", true},
+		{"application/octet-stream", true},
+	} {
+		t.Run(tc.ct+map[bool]string{true: " intercepted"}[tc.intercepted], func(t *testing.T) {
 			t.Parallel()
 			acks := make(chan struct{})
 			// The secret is split across two events: redaction must still
 			// catch it while every event flows at once.
 			events := []string{"data: one\n\n", "data: two " + secretA[:7], secretA[7:] + " end\n\n", "data: three\n\n"}
-			o := newOrigin(t, lockstep(acks, ct, events...), false)
-			res := &fakeResolver{answers: map[string][][]netip.Addr{"sse.test": {addrs("127.0.0.1")}}}
-			cfg := limited([]string{"sse.test", "127.0.0.1"}, []string{"sse.test"}, nil)
-			h := start(t, Options{Resolve: res.resolve}, &cfg)
-			resp, err := h.client(nil).Get("http://sse.test:" + o.port() + "/")
+			resp, err := streamGet(t, lockstep(acks, tc.ct, events...), tc.intercepted)
 			require.NoError(t, err)
 			defer func() { _ = resp.Body.Close() }()
 			br := bufio.NewReader(resp.Body)

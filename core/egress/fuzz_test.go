@@ -2,6 +2,7 @@ package egress
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 
@@ -83,7 +84,7 @@ func FuzzSubstitute(f *testing.F) {
 	})
 }
 
-// FuzzRedact: chunked redaction equals whole redaction, and no secret
+// FuzzRedact: chunked and streamed (Reader) redaction equal whole redaction, and no secret
 // survives it.
 func FuzzRedact(f *testing.F) {
 	p := fuzzPolicy(f)
@@ -94,6 +95,9 @@ func FuzzRedact(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte, n int) {
 		whole, _ := r.Replace(in)
 		require.Equal(t, string(whole), chunked(r, string(in), max(1, n%64)))
+		streamed, err := io.ReadAll(r.Reader(&sizes{r: bytes.NewReader(in), sizes: []int{max(1, n%64), max(1, n/64%9)}}))
+		require.NoError(t, err)
+		require.Equal(t, string(whole), string(streamed))
 		for _, pr := range r.pairs {
 			require.False(t, bytes.Contains(whole, pr.old))
 		}

@@ -60,18 +60,21 @@ func (r *Replacer) ReplaceString(src string) (string, []string) {
 // the whole.
 type Stream struct {
 	r    *Replacer
-	tail []byte
+	tail []byte // held back: could still begin a match
+	join []byte // tail+chunk, reused: only needed while a tail is held
+	pos  []int  // finder state, reused across chunks
 	used map[string]bool
 }
 
 // Stream starts a stream.
 func (r *Replacer) Stream() *Stream { return &Stream{r: r, used: map[string]bool{}} }
 
-// Write consumes a chunk and returns the output that is final so far.
-func (s *Stream) Write(chunk []byte) []byte { return s.process(chunk, false) }
+// Write consumes a chunk and returns the output that is final so far. The
+// result is the caller's: it never shares memory with chunk or the stream.
+func (s *Stream) Write(chunk []byte) []byte { return s.process(nil, chunk, false, false) }
 
 // Flush ends the stream and returns the rest of the output.
-func (s *Stream) Flush() []byte { return s.process(nil, true) }
+func (s *Stream) Flush() []byte { return s.process(nil, nil, true, false) }
 
 // Used returns the ids of the pairs that matched so far (sorted, each once).
 func (s *Stream) Used() []string {
@@ -83,61 +86,91 @@ func (s *Stream) Used() []string {
 	return ids
 }
 
-func (s *Stream) process(chunk []byte, final bool) []byte {
+// process appends to dst the output of chunk that is final (all of it when
+// final) and holds back the rest. With alias set it may instead return a
+// prefix of chunk itself when nothing in it is replaced and nothing was held
+// back: the common case of a response body costs no copy then. Nothing the
+// stream keeps ever aliases chunk, which the caller may reuse.
+func (s *Stream) process(dst, chunk []byte, final, alias bool) []byte {
 	if s.r.Empty() {
-		return append([]byte(nil), chunk...)
+		return append(dst, chunk...)
 	}
-	buf := append(s.tail, chunk...)
-	out := make([]byte, 0, len(buf))
-	next := s.r.finder(buf)
+	buf := chunk
+	if len(s.tail) > 0 {
+		s.join = append(append(s.join[:0], s.tail...), chunk...)
+		buf = s.join
+	}
 	limit := len(buf)
 	if !final {
 		limit = s.r.undecided(buf, 0)
+	}
+	f := s.finder(buf)
+	p, k := f.next(0)
+	if (p < 0 || p >= limit) && alias && len(dst) == 0 && len(s.tail) == 0 {
+		s.tail = append(s.tail[:0], buf[limit:]...)
+		return buf[:limit]
 	}
 	i := 0
 	for {
 		if !final && i > limit {
 			limit = s.r.undecided(buf, i)
 		}
-		p, k := next(i)
 		if p < 0 || p >= limit {
-			out = append(out, buf[i:max(i, limit)]...)
-			s.tail = append([]byte(nil), buf[max(i, limit):]...)
-			return out
+			dst = append(dst, buf[i:max(i, limit)]...)
+			// s.tail and s.join never share an array, so this copy is safe
+			// when buf is s.join.
+			s.tail = append(s.tail[:0], buf[max(i, limit):]...)
+			return dst
 		}
-		out = append(out, buf[i:p]...)
-		out = append(out, s.r.pairs[k].new...)
+		dst = append(dst, buf[i:p]...)
+		dst = append(dst, s.r.pairs[k].new...)
 		s.used[s.r.pairs[k].id] = true
 		i = p + len(s.r.pairs[k].old)
+		p, k = f.next(i)
 	}
 }
 
-// finder returns a function that finds the leftmost complete match at or
-// after i in buf, the longest one at that position (p is -1 when there is
-// none). It remembers each old string's next occurrence, so a whole pass
-// costs one scan of buf per old string, however many matches it finds.
-func (r *Replacer) finder(buf []byte) func(i int) (p, k int) {
-	const unknown = -2
-	pos := make([]int, len(r.pairs))
+// finder finds the leftmost complete match at or after a position in buf,
+// the longest one at that position. It remembers each old string's next
+// occurrence, so a whole pass costs one scan of buf per old string, however
+// many matches it finds.
+type finder struct {
+	r   *Replacer
+	buf []byte
+	pos []int
+}
+
+const unknown = -2
+
+// finder returns a finder over buf that reuses the stream's state.
+func (s *Stream) finder(buf []byte) finder {
+	if cap(s.pos) < len(s.r.pairs) {
+		s.pos = make([]int, len(s.r.pairs))
+	}
+	pos := s.pos[:len(s.r.pairs)]
 	for j := range pos {
 		pos[j] = unknown
 	}
-	return func(i int) (p, k int) {
-		p, k = -1, -1
-		for j, pr := range r.pairs {
-			if pos[j] == unknown || pos[j] >= 0 && pos[j] < i {
-				pos[j] = bytes.Index(buf[i:], pr.old)
-				if pos[j] >= 0 {
-					pos[j] += i
-				}
-			}
-			q := pos[j]
-			if q >= 0 && (p < 0 || q < p || q == p && len(pr.old) > len(r.pairs[k].old)) {
-				p, k = q, j
+	return finder{r: s.r, buf: buf, pos: pos}
+}
+
+// next returns the match at or after i: its position (-1 when there is
+// none) and the index of its pair.
+func (f finder) next(i int) (p, k int) {
+	p, k = -1, -1
+	for j, pr := range f.r.pairs {
+		if f.pos[j] == unknown || f.pos[j] >= 0 && f.pos[j] < i {
+			f.pos[j] = bytes.Index(f.buf[i:], pr.old)
+			if f.pos[j] >= 0 {
+				f.pos[j] += i
 			}
 		}
-		return p, k
+		q := f.pos[j]
+		if q >= 0 && (p < 0 || q < p || q == p && len(pr.old) > len(f.r.pairs[k].old)) {
+			p, k = q, j
+		}
 	}
+	return p, k
 }
 
 // undecided returns the first position at or after i where more input could
@@ -164,12 +197,13 @@ func (r *Replacer) Reader(src io.Reader) *Reader {
 
 // Reader is the io.Reader Replacer.Reader returns.
 type Reader struct {
-	src  io.Reader
-	s    *Stream
-	buf  []byte
-	out  []byte
-	err  error
-	done bool
+	src   io.Reader
+	s     *Stream
+	buf   []byte // what src gave
+	spare []byte // output storage, reused once rd.out is drained
+	out   []byte // final output not yet read: in buf or in spare
+	err   error
+	done  bool
 }
 
 // Read implements io.Reader. It returns output as soon as any is final and
@@ -180,9 +214,12 @@ func (rd *Reader) Read(p []byte) (int, error) {
 			return 0, rd.err
 		}
 		n, err := rd.src.Read(rd.buf)
-		rd.out = rd.s.Write(rd.buf[:n])
+		// rd.out may alias rd.buf: src is not read again before it is drained.
+		rd.out = rd.s.process(rd.spare[:0], rd.buf[:n], err != nil, true)
+		if len(rd.out) > 0 && &rd.out[0] != &rd.buf[0] {
+			rd.spare = rd.out[:0] // keep what append grew
+		}
 		if err != nil {
-			rd.out = append(rd.out, rd.s.Flush()...)
 			rd.err, rd.done = err, true
 		}
 	}

@@ -106,3 +106,47 @@ func TestReplaceLargeInputIsLinear(t *testing.T) {
 	out, _ := r.Replace(in)
 	require.Len(t, out, 1<<19)
 }
+
+// sizes is a reader that returns its input in chunks of the given sizes,
+// in turn.
+type sizes struct {
+	r     io.Reader
+	sizes []int
+	i     int
+}
+
+func (s *sizes) Read(p []byte) (int, error) {
+	n := min(len(p), s.sizes[s.i%len(s.sizes)])
+	s.i++
+	return s.r.Read(p[:n])
+}
+
+func TestReaderMixedChunks(t *testing.T) {
+	t.Parallel()
+	r := rep("SECRET-VALUE", "sgph_x", "SECRET-VALUE-LONG", "sgph_y")
+	// Long stretches with no match (the reader hands out its own buffer)
+	// alternate with matches split across reads (it copies).
+	var b strings.Builder
+	for i := range 300 {
+		b.WriteString(strings.Repeat("plain text ", i*7))
+		b.WriteString([]string{"SECRET-VALUE", "SECRET-VALUE-LONG", "SECRET-VAL", "S"}[i%4])
+	}
+	in := b.String()
+	want, _ := r.ReplaceString(in)
+	for _, sz := range [][]int{{1}, {5, 40000, 3}, {32 << 10}, {7, 11, 13, 20000}} {
+		got, err := io.ReadAll(r.Reader(&sizes{r: strings.NewReader(in), sizes: sz}))
+		require.NoError(t, err)
+		require.Equal(t, want, string(got), "sizes %v", sz)
+	}
+}
+
+func TestStreamWriteOwnsResult(t *testing.T) {
+	t.Parallel()
+	s := rep("SECRET-VALUE", "sgph_x").Stream()
+	chunk := []byte("no match here, SECRET-VA")
+	out := s.Write(chunk)
+	require.Equal(t, "no match here, ", string(out))
+	copy(chunk, strings.Repeat("#", len(chunk))) // the caller reuses its buffer
+	require.Equal(t, "no match here, ", string(out))
+	require.Equal(t, "sgph_x!", string(s.Write([]byte("LUE!"))))
+}
