@@ -61,6 +61,9 @@ type Harness struct {
 	Foreign func(ctx context.Context, sid domain.ID) (ForeignHolder, error)
 	// Parallelism bounds the rows running at once. Default 4.
 	Parallelism int
+	// Gated runs the gated rows (CONTRACT §9); nil skips them with the
+	// reason.
+	Gated *GatedHarness
 }
 
 // Capabilities are the contract items only some backends can express
@@ -107,7 +110,7 @@ func allRows() []row {
 	var rows []row
 	for _, family := range [][]row{
 		valRows(), provRows(), lifeRows(), exportRows(), execRows(), execAdversarialRows(),
-		readRows(), writeRows(), writeFailRows(), streamRows(), bulkRows(), hardRows(),
+		readRows(), writeRows(), writeFailRows(), streamRows(), bulkRows(), hardRows(), gateRows(),
 	} {
 		rows = append(rows, family...)
 	}

@@ -123,16 +123,26 @@ func parseEnv0(out string) map[string]string {
 	return m
 }
 
-// countingMinter is a GateTokenMinter that records calls; the validation
-// rows require it never to be called.
-type countingMinter struct{ generated, persisted atomic.Int32 }
+// countingMinter is a GateTokenMinter that counts its calls and passes them
+// to inner when set (the validation rows require it never to be called; the
+// gated rows count a real minter's calls).
+type countingMinter struct {
+	inner                sandbox.GateTokenMinter
+	generated, persisted atomic.Int32
+}
 
 func (m *countingMinter) Generate() string {
 	m.generated.Add(1)
+	if m.inner != nil {
+		return m.inner.Generate()
+	}
 	return sandbox.GateTokenPrefix + "porttest"
 }
 
-func (m *countingMinter) Persist(context.Context, domain.ID, string) error {
+func (m *countingMinter) Persist(ctx context.Context, sid domain.ID, token string) error {
 	m.persisted.Add(1)
+	if m.inner != nil {
+		return m.inner.Persist(ctx, sid, token)
+	}
 	return nil
 }
