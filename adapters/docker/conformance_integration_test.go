@@ -7,7 +7,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +26,8 @@ import (
 	"github.com/sandgate/sandgate/adapters/docker/dockertest"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
+	"github.com/sandgate/sandgate/internal/gatetest"
 	"github.com/sandgate/sandgate/ports"
 	"github.com/sandgate/sandgate/ports/porttest"
 )
@@ -42,9 +46,17 @@ USER 1000
 WORKDIR /workspace
 `
 
+// gateUIDImage runs as the gate's uid: a gated sandbox from it is refused
+// (B-2).
+const (
+	gateUIDImage      = "sandgate-porttest/gateuid:1"
+	gateUIDDockerfile = "ARG BASE\nFROM ${BASE}\nUSER 64250\n"
+)
+
 // TestConformance runs the whole sandbox conformance suite against the
-// Docker engine DOCKER_HOST names. Without an engine it skips, except under
-// CI=true, where that is a failure.
+// Docker engine DOCKER_HOST names, the gated rows included (a control plane,
+// an origin and a test gate image from internal/gatetest). Without an engine
+// it skips, except under CI=true, where that is a failure.
 func TestConformance(t *testing.T) {
 	cli := dockertest.Client(t)
 	base := os.Getenv("SANDGATE_TEST_IMAGE")
@@ -52,7 +64,9 @@ func TestConformance(t *testing.T) {
 		base = "debian:bookworm"
 	}
 	dockertest.RequireImage(t, cli, base)
-	buildNonRoot(t, cli, base)
+	buildImage(t, cli, nonRootImage, nonRootDockerfile, base)
+	buildImage(t, cli, gateUIDImage, gateUIDDockerfile, base)
+	gated := gatedHarness(t, cli)
 
 	// dockertest removes everything carrying this run's label at cleanup;
 	// before that (cleanups run last-registered first) the suite is held
@@ -60,7 +74,7 @@ func TestConformance(t *testing.T) {
 	labels := dockertest.Labels(t, cli)
 	t.Cleanup(func() { requireNothingLeft(t, cli, labels) })
 	newProvider := func(r ports.GateTokenRevoker) ports.Provider {
-		p, err := docker.NewFromEnv(docker.Options{Labels: labels, Revoker: r})
+		p, err := docker.NewFromEnv(docker.Options{Labels: labels, Revoker: r, GateNetwork: gated.network})
 		require.NoError(t, err)
 		return p
 	}
@@ -85,34 +99,65 @@ func TestConformance(t *testing.T) {
 		Foreign: func(ctx context.Context, sid domain.ID) (porttest.ForeignHolder, error) {
 			return createForeign(ctx, cli, base, sandbox.DockerName(sid.String()), labels)
 		},
+		Gated: gated.harness,
 	})
 }
 
-// buildNonRoot builds nonRootImage from base with the classic builder (no
-// BuildKit here), never pulling.
-func buildNonRoot(t *testing.T, cli *client.Client, base string) {
+// gated is the gated rows' world: its network (gates must join it to reach
+// the origin) and the harness.
+type gated struct {
+	network string
+	harness *porttest.GatedHarness
+}
+
+// gatedHarness builds the gated rows' world: each session is registered as
+// limited to the origin's address, and gates come from the test gate image.
+func gatedHarness(t *testing.T, cli *client.Client) gated {
+	t.Helper()
+	env := gatetest.New(t)
+	image := env.GateImage(t)
+	origin := env.Origin.IPv4.String()
+	return gated{network: env.Network, harness: &porttest.GatedHarness{
+		Gate: func(rt *testing.T, sid domain.ID) *sandbox.GateSpec {
+			env.Register(rt, session.Session{ID: sid,
+				Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{origin}}})
+			return &sandbox.GateSpec{Image: image, ControlplaneURL: env.ControlplaneURL, TokenMinter: env.Store}
+		},
+		Origin:       net.JoinHostPort(origin, strconv.Itoa(gatetest.OriginHTTPPort)),
+		OriginBody:   `"kind":"http"`,
+		GateUIDImage: gateUIDImage,
+		StopGate: func(ctx context.Context, sid domain.ID) error {
+			timeout := 1
+			return cli.ContainerStop(ctx, sandbox.DockerGateName(sid.String()), container.StopOptions{Timeout: &timeout})
+		},
+	}}
+}
+
+// buildImage builds tag from dockerfile (with the build argument BASE) with
+// the classic builder (no BuildKit here), never pulling.
+func buildImage(t *testing.T, cli *client.Client, tag, dockerfile, base string) {
 	t.Helper()
 	var ctxTar bytes.Buffer
 	tw := tar.NewWriter(&ctxTar)
-	require.NoError(t, tw.WriteHeader(&tar.Header{Name: "Dockerfile", Mode: 0o644, Size: int64(len(nonRootDockerfile))}))
-	_, err := tw.Write([]byte(nonRootDockerfile))
+	require.NoError(t, tw.WriteHeader(&tar.Header{Name: "Dockerfile", Mode: 0o644, Size: int64(len(dockerfile))}))
+	_, err := tw.Write([]byte(dockerfile))
 	require.NoError(t, err)
 	require.NoError(t, tw.Close())
 
 	c, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	resp, err := cli.ImageBuild(c, &ctxTar, build.ImageBuildOptions{
-		Tags:        []string{nonRootImage},
+		Tags:        []string{tag},
 		BuildArgs:   map[string]*string{"BASE": &base},
 		Remove:      true,
 		ForceRemove: true,
 		Version:     build.BuilderV1,
 	})
-	require.NoError(t, err, "build %s", nonRootImage)
+	require.NoError(t, err, "build %s", tag)
 	defer func() { _ = resp.Body.Close() }()
 	var log bytes.Buffer
 	require.NoError(t, jsonmessage.DisplayJSONMessagesStream(resp.Body, &log, 0, false, nil),
-		"build %s:\n%s", nonRootImage, log.String())
+		"build %s:\n%s", tag, log.String())
 }
 
 // requireNothingLeft fails the test if the suite left any container of this
