@@ -15,7 +15,8 @@ var (
 	// malformed; the error names the field and never quotes a secret.
 	ErrInvalidRequest = errors.New("invalid request")
 	// ErrGateUnavailable: the session needs an egress gate (it carries
-	// credentials) and no gate image is configured.
+	// credentials) and no gate image is configured. It always comes wrapped
+	// with ErrInvalidRequest.
 	ErrGateUnavailable = errors.New("no gate image is configured")
 	// ErrNotImplemented: the request asks for something this executor does
 	// not do yet (a checkpointing delete).

@@ -34,9 +34,10 @@ type Defaults struct {
 // for every credential, so the sandbox holds placeholders and never a
 // secret. The sandbox is gated whenever its networking is limited or it
 // carries credentials, and d.GateImage is set. Without a gate image a
-// session with credentials is refused (ErrGateUnavailable: its placeholders
-// could never be swapped), and a limited one without credentials runs
-// ungated under the backend's own fail-closed containment.
+// session with credentials is refused (ErrGateUnavailable, an
+// ErrInvalidRequest too: its placeholders could never be swapped), and a
+// limited one without credentials runs ungated under the backend's own
+// fail-closed containment.
 //
 // The returned GateSpec has no TokenMinter and the Spec no
 // GateTokenRevoker: they are the store's, which this pure package does not
@@ -52,7 +53,7 @@ func BuildSpec(sid domain.ID, req SessionRequest, d Defaults) (sandbox.Spec, ses
 	rec := req.Session(sid)
 	wantGate := rec.Networking.Limited() || len(rec.Credentials) > 0
 	if wantGate && d.GateImage == "" && len(rec.Credentials) > 0 {
-		return sandbox.Spec{}, session.Session{}, fmt.Errorf("%w: credentials: a session with credentials needs an egress gate (SANDGATE_GATE_IMAGE)", ErrGateUnavailable)
+		return sandbox.Spec{}, session.Session{}, fmt.Errorf("%w: %w: credentials: a session with credentials needs an egress gate (SANDGATE_GATE_IMAGE)", ErrInvalidRequest, ErrGateUnavailable)
 	}
 	spec := sandbox.Spec{
 		SessionID:  sid,
