@@ -150,9 +150,9 @@ func (a *api) readBatch(w http.ResponseWriter, r *http.Request) ([]sandbox.FileW
 		if total += hdr.Size; total > a.opts.MaxBatchBytes {
 			return nil, fmt.Errorf("%w: batch: more than %d bytes of file data", errTooLarge, a.opts.MaxBatchBytes)
 		}
-		target, err := memberPath(root, hdr.Name)
+		target, err := memberPath(root, hdr.Name, fmt.Sprintf("entry %d name", i))
 		if err != nil {
-			return nil, fmt.Errorf("%w: entry %d: %w", executor.ErrInvalidRequest, i, err)
+			return nil, err
 		}
 		data := make([]byte, hdr.Size)
 		if _, err := io.ReadFull(tr, data); err != nil {
@@ -173,20 +173,20 @@ func batchReadError(i int, err error) error {
 }
 
 // memberPath maps a member's name to its target under the batch's rule
-// (readBatch).
-func memberPath(root, name string) (string, error) {
+// (readBatch); errors name field.
+func memberPath(root, name, field string) (string, error) {
 	if root == "" {
-		if err := executor.CheckPath("name", name); err != nil {
+		if err := executor.CheckPath(field, name); err != nil {
 			return "", err
 		}
 		return name, nil
 	}
 	rel := strings.TrimPrefix(name, "./")
 	if rel == "" || strings.HasPrefix(rel, "/") || path.Clean(rel) != rel || rel == ".." || strings.HasPrefix(rel, "../") {
-		return "", fmt.Errorf("name %q: must be a clean relative path inside root", clipString(name))
+		return "", fmt.Errorf("%w: %s %q: must be a clean relative path inside root", executor.ErrInvalidRequest, field, clipString(name))
 	}
 	target := path.Join(root, rel)
-	if err := executor.CheckPath("name", target); err != nil {
+	if err := executor.CheckPath(field, target); err != nil {
 		return "", err
 	}
 	return target, nil
