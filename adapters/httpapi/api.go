@@ -324,6 +324,9 @@ func clipString(s string) string {
 // transfer rather than a complete-looking short one. http.ErrAbortHandler is
 // net/http's documented way to do that; the server recovers it silently.
 func (a *api) copyOut(w http.ResponseWriter, r *http.Request, src io.Reader) {
+	if r.Method == http.MethodHead {
+		return // the headers are the answer; a body write would fail
+	}
 	if _, err := io.Copy(w, src); err != nil {
 		a.log.WarnContext(r.Context(), "api stream aborted", "path", r.URL.Path,
 			"session_id", r.PathValue("id"), "err", err)

@@ -165,6 +165,10 @@ func TestStreamsBreakVisibly(t *testing.T) {
 	require.Less(t, n, int64(1<<20))
 	require.NoError(t, rc.Close())
 
+	a := e.do(t, http.MethodHead, "/v1/sessions/ses_test/files?path=/f", nil, nil)
+	require.Equal(t, http.StatusOK, a.status)
+	require.Equal(t, strconv.Itoa(1<<20), a.header.Get("Content-Length"))
+
 	rc, size, err := e.client.ReadFile(ctx, sid, "/f", 1<<20)
 	require.NoError(t, err)
 	require.Equal(t, int64(1<<20), size)
