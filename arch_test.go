@@ -19,6 +19,8 @@ import (
 //
 //	core     → the standard library and core only, and no I/O packages
 //	ports    → the standard library, core and ports
+//	app      → the standard library, core and ports (the application
+//	           service sits between the adapters, so it names none)
 //	adapters → anything but cmd and another adapter
 //	cmd      → anything; cmd/executor is the only place that may import
 //	           go.uber.org/fx (cmd/gate wires by hand)
@@ -80,8 +82,8 @@ func goList(t *testing.T) []listed {
 }
 
 // layer names the architectural layer of an import path: "core", "ports",
-// "porttest", "adapters/<name>", "cmd", "module" for other packages of this
-// module, or "" for a package outside it.
+// "porttest", "app", "adapters/<name>", "cmd", "module" for other packages
+// of this module, or "" for a package outside it.
 func layer(path string) string {
 	rel, ok := strings.CutPrefix(path, module)
 	if !ok || (rel != "" && rel[0] != '/') {
@@ -91,7 +93,7 @@ func layer(path string) string {
 	switch {
 	case parts[0] == "ports" && len(parts) > 1 && parts[1] == "porttest":
 		return "porttest"
-	case parts[0] == "core", parts[0] == "ports", parts[0] == "cmd":
+	case parts[0] == "core", parts[0] == "ports", parts[0] == "cmd", parts[0] == "app":
 		return parts[0]
 	case parts[0] == "adapters" && len(parts) > 1:
 		return "adapters/" + parts[1]
@@ -147,6 +149,8 @@ func forbidden(l, d string, std bool) string {
 	case l == "porttest" && !std && dl != "core" && dl != "ports" && dl != "porttest" &&
 		!strings.HasPrefix(d, "github.com/stretchr/testify/"):
 		return "porttest imports only the standard library, core, ports and testify"
+	case l == "app" && !std && dl != "core" && dl != "ports" && dl != "app":
+		return "app imports only the standard library, core and ports"
 	case strings.HasPrefix(l, "adapters/") && dl == "cmd":
 		return "adapters never import cmd"
 	case strings.HasPrefix(l, "adapters/") && strings.HasPrefix(dl, "adapters/") && dl != l:
@@ -181,6 +185,8 @@ func TestViolations(t *testing.T) {
 		{"ports on an SDK", listed{ImportPath: m + "ports", Imports: []string{"github.com/docker/docker/client"}}, "ports import only"},
 		{"porttest on testify", listed{ImportPath: m + "ports/porttest", Imports: []string{"github.com/stretchr/testify/require", m + "ports"}, Deps: []string{"github.com/stretchr/testify/require", "gopkg.in/yaml.v3"}}, ""},
 		{"porttest on an adapter", listed{ImportPath: m + "ports/porttest", Imports: []string{m + "adapters/docker"}}, "porttest imports only"},
+		{"app on core and ports", listed{ImportPath: m + "app", Imports: []string{"fmt", m + "core/executor", m + "ports"}}, ""},
+		{"app on an adapter", listed{ImportPath: m + "app", Imports: []string{m + "adapters/docker"}}, "app imports only"},
 		{"adapter on ports, core and its SDK", listed{ImportPath: m + "adapters/docker", Imports: []string{m + "ports", m + "core/sandbox", "github.com/docker/docker/client", m + "adapters/docker/dockertest"}}, ""},
 		{"adapter on another adapter", listed{ImportPath: m + "adapters/docker", Imports: []string{m + "adapters/kubernetes"}}, "an adapter never imports another adapter"},
 		{"adapter on cmd", listed{ImportPath: m + "adapters/httpapi", Imports: []string{m + "cmd/executor/wire"}}, "adapters never import cmd"},

@@ -1,7 +1,7 @@
-// Package httpapi is sandgate's HTTP surface on the control plane. Today it
-// holds the endpoint the egress gates fetch their config from
-// (GET /internal/v1/gate/config, CONTRACT §0 and C-GW-1); the executor's
-// public API joins it in its own issue.
+// Package httpapi is sandgate's HTTP surface on the control plane: the
+// endpoint the egress gates fetch their config from (GET
+// /internal/v1/gate/config, CONTRACT §0 and C-GW-1), the executor's API
+// over a ports.Service (NewAPIHandler) and its Go client (Client).
 //
 // Errors have the API's one shape, {"error":{"code":"…","message":"…"}},
 // with fixed messages: no response ever echoes a token, a secret or a Go

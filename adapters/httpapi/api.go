@@ -1,0 +1,335 @@
+package httpapi
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/executor"
+	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/ports"
+)
+
+// Defaults of APIOptions' limits.
+const (
+	// DefaultMaxBatchBytes bounds the file bytes of one files:batch; the
+	// batch is held in memory while it is written.
+	DefaultMaxBatchBytes = 64 << 20
+	// DefaultMaxBatchFiles bounds the members of one files:batch.
+	DefaultMaxBatchFiles = 10000
+	// DefaultMaxStreamBytes bounds one streamed file read or write: the
+	// 500 MB of DESIGN.md.
+	DefaultMaxStreamBytes = 500 << 20
+)
+
+// maxJSONBytes bounds a JSON request body: a session's 256 credentials of at
+// most 8 KiB each and 1 MiB of env fit with room to spare.
+const maxJSONBytes = 4 << 20
+
+// maxTimeout bounds an exec's timeout_ms so the conversion cannot overflow.
+const maxTimeout = 7 * 24 * time.Hour
+
+// APIOptions configures NewAPIHandler. Zero limits take the defaults.
+type APIOptions struct {
+	// Token is the bearer token every /v1 request must carry. Empty leaves
+	// the API open; refusing to listen beyond loopback without one is the
+	// server's job.
+	Token string
+	// Logger receives one line per failed request (nil discards).
+	Logger         *slog.Logger
+	MaxBatchBytes  int64
+	MaxBatchFiles  int
+	MaxStreamBytes int64
+}
+
+func (o APIOptions) withDefaults() APIOptions {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxBatchBytes <= 0 {
+		o.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	if o.MaxBatchFiles <= 0 {
+		o.MaxBatchFiles = DefaultMaxBatchFiles
+	}
+	if o.MaxStreamBytes <= 0 {
+		o.MaxStreamBytes = DefaultMaxStreamBytes
+	}
+	return o
+}
+
+// api serves the executor's /v1 endpoints over a ports.Service.
+type api struct {
+	svc  ports.Service
+	opts APIOptions
+	log  *slog.Logger
+	// tokenSum is the SHA-256 of the API token: requests are compared by
+	// digest, in constant time, so neither content nor length leaks.
+	tokenSum [sha256.Size]byte
+}
+
+// NewAPIHandler returns the handler of the executor API (DESIGN.md):
+//
+//	PUT|GET|DELETE /v1/sessions/{id}    provision, attach, reap (?checkpoint=)
+//	GET  /v1/sessions                   owned sessions with their state
+//	POST /v1/sessions/{id}/exec         {command, timeout_ms} → exec result
+//	GET  /v1/sessions/{id}/files?path=  stream a file out (Content-Length = size; &max_bytes=)
+//	PUT  /v1/sessions/{id}/files?path=  stream a file in (Content-Length required)
+//	POST /v1/sessions/{id}/files:batch  write a tar of files (?root= for relative names)
+//	GET  /v1/sessions/{id}/export?root= a tar of root
+//
+// Every /v1 request needs `Authorization: Bearer <Token>` unless Token is
+// empty. Errors are {"error":{"code","message"}} with the codes of
+// DESIGN.md; a failure no sentinel classifies is 500 "internal" with a fixed
+// message, its cause logged. Every other path is 404 "not_found".
+func NewAPIHandler(svc ports.Service, opts APIOptions) http.Handler {
+	opts = opts.withDefaults()
+	a := &api{svc: svc, opts: opts, log: opts.Logger, tokenSum: sha256.Sum256([]byte(opts.Token))}
+	mux := http.NewServeMux()
+	routes := []struct {
+		pattern string
+		h       http.HandlerFunc
+	}{
+		{"PUT /v1/sessions/{id}", a.provision},
+		{"GET /v1/sessions/{id}", a.get},
+		{"DELETE /v1/sessions/{id}", a.delete},
+		{"GET /v1/sessions", a.list},
+		{"POST /v1/sessions/{id}/exec", a.exec},
+		{"GET /v1/sessions/{id}/files", a.readFile},
+		{"PUT /v1/sessions/{id}/files", a.writeFile},
+		{"POST /v1/sessions/{id}/files:batch", a.writeBatch},
+		{"GET /v1/sessions/{id}/export", a.export},
+	}
+	allowed := map[string][]string{}
+	for _, r := range routes {
+		mux.Handle(r.pattern, a.authed(r.h))
+		method, path, _ := strings.Cut(r.pattern, " ")
+		allowed[path] = append(allowed[path], method)
+	}
+	// A method-less pattern for each path answers the other methods in the
+	// API's error shape (the mux's own 405 is plain text).
+	for path, methods := range allowed {
+		allow := strings.Join(methods, ", ")
+		mux.Handle(path, a.authed(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Allow", allow)
+			writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, "allowed: "+allow)
+		}))
+	}
+	notFound := func(w http.ResponseWriter, _ *http.Request) {
+		writeError(w, http.StatusNotFound, CodeNotFound, "no such endpoint")
+	}
+	mux.Handle("/v1/", a.authed(notFound))
+	mux.HandleFunc("/", notFound)
+	return mux
+}
+
+// authed requires the API token, when one is configured.
+func (a *api) authed(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.opts.Token != "" && !a.authorized(r.Header) {
+			a.log.WarnContext(r.Context(), "api request refused", "reason", "missing or wrong API token",
+				"method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+			w.Header().Set("WWW-Authenticate", bearerScheme)
+			writeError(w, http.StatusUnauthorized, CodeUnauthorized, "a valid API token is required")
+			return
+		}
+		h(w, r)
+	})
+}
+
+// authorized reports whether the one Authorization header is "Bearer
+// <Token>" (the scheme case-insensitive).
+func (a *api) authorized(h http.Header) bool {
+	vals := h.Values("Authorization")
+	if len(vals) != 1 {
+		return false
+	}
+	scheme, tok, ok := strings.Cut(vals[0], " ")
+	if !ok || !strings.EqualFold(scheme, bearerScheme) {
+		return false
+	}
+	sum := sha256.Sum256([]byte(tok))
+	return subtle.ConstantTimeCompare(sum[:], a.tokenSum[:]) == 1
+}
+
+// fail answers err: its class's status and code, or 500 with the cause
+// logged. The session id is in every line; the error texts of the ports
+// carry no secret.
+func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status, code, msg := classify(err)
+	level := slog.LevelDebug
+	if status >= http.StatusInternalServerError {
+		level = slog.LevelError
+	}
+	a.log.Log(r.Context(), level, "api request failed", "method", r.Method, "path", r.URL.Path,
+		"session_id", r.PathValue("id"), "status", status, "err", err)
+	writeError(w, status, code, msg)
+}
+
+// sessionID returns the path's session id, validated.
+func sessionID(r *http.Request) (domain.ID, error) {
+	sid := domain.ID(r.PathValue("id"))
+	if err := domain.ValidateSessionID(sid); err != nil {
+		return "", fmt.Errorf("%w: id: %w", executor.ErrInvalidRequest, err)
+	}
+	return sid, nil
+}
+
+// decodeJSON reads one JSON value of at most maxJSONBytes into v, refusing
+// unknown fields (a misspelt field would otherwise be silently dropped) and
+// trailing data.
+func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJSONBytes))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil && dec.More() {
+		err = errors.New("trailing data after the JSON value")
+	}
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return fmt.Errorf("%w: body: larger than %d bytes", errTooLarge, maxJSONBytes)
+	case err != nil:
+		// The decoder's message names the offending field or offset, never
+		// a value it did not understand.
+		return fmt.Errorf("%w: body: %w", executor.ErrInvalidRequest, err)
+	}
+	return nil
+}
+
+// reply answers err when it is set, v as JSON with status 200 otherwise.
+func (a *api) reply(w http.ResponseWriter, r *http.Request, v any, err error) {
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	body, err := json.Marshal(v)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, CodeInternal, "internal error")
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// done answers err when it is set, 204 otherwise.
+func (a *api) done(w http.ResponseWriter, r *http.Request, err error) {
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (a *api) provision(w http.ResponseWriter, r *http.Request) {
+	sid, err := sessionID(r)
+	var req executor.SessionRequest
+	if err == nil {
+		err = decodeJSON(w, r, &req)
+	}
+	var info ports.SessionInfo
+	if err == nil {
+		info, err = a.svc.Provision(r.Context(), sid, req)
+	}
+	a.reply(w, r, info, err)
+}
+
+func (a *api) get(w http.ResponseWriter, r *http.Request) {
+	sid, err := sessionID(r)
+	var info ports.SessionInfo
+	if err == nil {
+		info, err = a.svc.Get(r.Context(), sid)
+	}
+	a.reply(w, r, info, err)
+}
+
+func (a *api) delete(w http.ResponseWriter, r *http.Request) {
+	sid, err := sessionID(r)
+	checkpoint := false
+	if v := r.URL.Query().Get("checkpoint"); err == nil && v != "" {
+		if checkpoint, err = strconv.ParseBool(v); err != nil {
+			err = fmt.Errorf("%w: checkpoint: %q is not a boolean", executor.ErrInvalidRequest, clipString(v))
+		}
+	}
+	if err == nil {
+		err = a.svc.Delete(r.Context(), sid, checkpoint)
+	}
+	a.done(w, r, err)
+}
+
+// sessionList is the body of GET /v1/sessions.
+type sessionList struct {
+	Sessions []ports.SessionInfo `json:"sessions"`
+}
+
+func (a *api) list(w http.ResponseWriter, r *http.Request) {
+	list, err := a.svc.List(r.Context())
+	if list == nil {
+		list = []ports.SessionInfo{}
+	}
+	a.reply(w, r, sessionList{Sessions: list}, err)
+}
+
+// execRequest and execResponse are the wire forms of sandbox.ExecRequest and
+// sandbox.ExecResult.
+type execRequest struct {
+	Command   string `json:"command"`
+	TimeoutMS int64  `json:"timeout_ms,omitempty"`
+}
+
+type execResponse struct {
+	Stdout    string `json:"stdout"`
+	Stderr    string `json:"stderr"`
+	ExitCode  int    `json:"exit_code"`
+	TimedOut  bool   `json:"timed_out"`
+	Truncated bool   `json:"truncated"`
+}
+
+func (a *api) exec(w http.ResponseWriter, r *http.Request) {
+	sid, err := sessionID(r)
+	var req execRequest
+	if err == nil {
+		err = decodeJSON(w, r, &req)
+	}
+	if err == nil && (req.TimeoutMS < 0 || req.TimeoutMS > maxTimeout.Milliseconds()) {
+		err = fmt.Errorf("%w: timeout_ms: must be 0 (no limit) to %d, got %d", executor.ErrInvalidRequest, maxTimeout.Milliseconds(), req.TimeoutMS)
+	}
+	var res sandbox.ExecResult
+	if err == nil {
+		res, err = a.svc.Exec(r.Context(), sid, sandbox.ExecRequest{
+			Command: req.Command, Timeout: time.Duration(req.TimeoutMS) * time.Millisecond,
+		})
+	}
+	a.reply(w, r, execResponse(res), err)
+}
+
+// clipString shortens a caller's value for an error message.
+func clipString(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}
+
+// copyOut streams src to w and reports a failure mid-stream, after the
+// status is sent, by aborting the response: the client then sees a broken
+// transfer rather than a complete-looking short one. http.ErrAbortHandler is
+// net/http's documented way to do that; the server recovers it silently.
+func (a *api) copyOut(w http.ResponseWriter, r *http.Request, src io.Reader) {
+	if r.Method == http.MethodHead {
+		return // the headers are the answer; a body write would fail
+	}
+	if _, err := io.Copy(w, src); err != nil {
+		a.log.WarnContext(r.Context(), "api stream aborted", "path", r.URL.Path,
+			"session_id", r.PathValue("id"), "err", err)
+		panic(http.ErrAbortHandler)
+	}
+}

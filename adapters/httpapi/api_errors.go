@@ -1,0 +1,111 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/sandgate/sandgate/core/executor"
+	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
+)
+
+// Error codes of the executor API (DESIGN.md), beside the ones above.
+const (
+	CodeSpecMismatch    = "spec_mismatch"
+	CodeFileNotExist    = "file_not_exist"
+	CodeIsDirectory     = "is_directory"
+	CodeNotDirectory    = "not_directory"
+	CodeNotRegularFile  = "not_regular_file"
+	CodeNotReplaceable  = "not_replaceable"
+	CodeNotWritable     = "not_writable"
+	CodeFileTooLarge    = "file_too_large"
+	CodeInvalidArgument = "invalid_argument"
+	CodeLengthRequired  = "length_required"
+	CodeNotImplemented  = "not_implemented"
+)
+
+var (
+	// ErrUnauthorized is what the client returns for 401 "unauthorized": the
+	// API token is missing or wrong.
+	ErrUnauthorized = errors.New("unauthorized: a valid API token is required")
+	// errTooLarge classifies a request body over one of the handler's limits.
+	errTooLarge = errors.New("request too large")
+)
+
+// apiError is one row of the mapping between a sentinel and the wire: the
+// handler answers the first row whose sentinel the error matches, and the
+// client's APIError matches every sentinel of its code's rows, so
+// errors.Is works across the wire.
+type apiError struct {
+	sentinel error
+	status   int
+	code     string
+	// serverOnly rows classify on the server but are not what the client's
+	// error matches: the code is shared with a broader sentinel.
+	serverOnly bool
+}
+
+// apiErrors is ordered: a path sentinel before invalid_argument (a batch
+// member's failure can carry both), not_found for either store.
+var apiErrors = []apiError{
+	{sandbox.ErrNotFound, http.StatusNotFound, CodeNotFound, false},
+	{session.ErrNotFound, http.StatusNotFound, CodeNotFound, false},
+	{sandbox.ErrSpecMismatch, http.StatusConflict, CodeSpecMismatch, false},
+	{sandbox.ErrFileNotExist, http.StatusNotFound, CodeFileNotExist, false},
+	{sandbox.ErrIsDirectory, http.StatusUnprocessableEntity, CodeIsDirectory, false},
+	{sandbox.ErrNotDirectory, http.StatusUnprocessableEntity, CodeNotDirectory, false},
+	{sandbox.ErrNotRegularFile, http.StatusUnprocessableEntity, CodeNotRegularFile, false},
+	{sandbox.ErrNotReplaceable, http.StatusUnprocessableEntity, CodeNotReplaceable, false},
+	{sandbox.ErrNotWritable, http.StatusUnprocessableEntity, CodeNotWritable, false},
+	{sandbox.ErrFileTooLarge, http.StatusRequestEntityTooLarge, CodeFileTooLarge, false},
+	{errTooLarge, http.StatusRequestEntityTooLarge, CodeFileTooLarge, true},
+	{executor.ErrInvalidRequest, http.StatusBadRequest, CodeInvalidArgument, false},
+	{sandbox.ErrInvalidExec, http.StatusBadRequest, CodeInvalidArgument, true},
+	{sandbox.ErrSizeNotALength, http.StatusLengthRequired, CodeLengthRequired, false},
+	{sandbox.ErrSizeMismatch, http.StatusBadRequest, CodeInvalidArgument, true},
+	{executor.ErrNotImplemented, http.StatusNotImplemented, CodeNotImplemented, false},
+	{ErrUnauthorized, http.StatusUnauthorized, CodeUnauthorized, false},
+}
+
+// maxMessage bounds an error message on the wire.
+const maxMessage = 1024
+
+// classify returns the status, code and message to answer err with. An
+// error no sentinel matches is 500 "internal" with a fixed message: its text
+// is the backend's and stays in the log.
+func classify(err error) (status int, code, message string) {
+	for _, e := range apiErrors {
+		if errors.Is(err, e.sentinel) {
+			msg := err.Error()
+			if len(msg) > maxMessage {
+				msg = msg[:maxMessage] + "…"
+			}
+			return e.status, e.code, msg
+		}
+	}
+	return http.StatusInternalServerError, CodeInternal, "internal error"
+}
+
+// APIError is an error answer of the API as the client sees it. errors.Is
+// matches the sentinels its code stands for (sandbox.ErrNotFound for
+// "not_found", executor.ErrInvalidRequest for "invalid_argument", …).
+type APIError struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+// Error implements error.
+func (e *APIError) Error() string {
+	return e.Code + ": " + e.Message
+}
+
+// Is matches every sentinel of the error's code.
+func (e *APIError) Is(target error) bool {
+	for _, r := range apiErrors {
+		if r.code == e.Code && !r.serverOnly && r.sentinel == target {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,168 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"slices"
+	"sync"
+
+	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/ports"
+)
+
+// fakeProvider is a stateful ports.Provider: one fakeSandbox per session,
+// running or stopped, with the specs it was asked for and injectable errors.
+type fakeProvider struct {
+	mu        sync.Mutex
+	boxes     map[domain.ID]*fakeSandbox
+	specs     []sandbox.Spec
+	reaped    []domain.ID
+	attaches  int
+	inFlight  map[domain.ID]int
+	maxFlight int
+	// provisionErr fails the next provisions; gate, when set, holds every
+	// provision until it is closed.
+	provisionErr error
+	gate         chan struct{}
+	entered      chan domain.ID
+}
+
+var _ ports.Provider = (*fakeProvider)(nil)
+
+func newFakeProvider() *fakeProvider {
+	return &fakeProvider{boxes: map[domain.ID]*fakeSandbox{}, inFlight: map[domain.ID]int{}}
+}
+
+func (p *fakeProvider) Provision(_ context.Context, spec sandbox.Spec) (ports.Sandbox, error) {
+	p.mu.Lock()
+	p.specs = append(p.specs, spec)
+	p.inFlight[spec.SessionID]++
+	p.maxFlight = max(p.maxFlight, p.inFlight[spec.SessionID])
+	gate, entered := p.gate, p.entered
+	p.mu.Unlock()
+	if entered != nil {
+		entered <- spec.SessionID
+	}
+	if gate != nil {
+		<-gate
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.inFlight[spec.SessionID]--
+	if p.provisionErr != nil {
+		return nil, p.provisionErr
+	}
+	b := p.boxes[spec.SessionID]
+	if b == nil {
+		b = &fakeSandbox{id: "ctr-" + string(spec.SessionID), files: map[string][]byte{}}
+		p.boxes[spec.SessionID] = b
+	}
+	b.running = true
+	return b, nil
+}
+
+func (p *fakeProvider) Attach(_ context.Context, sid domain.ID) (ports.Sandbox, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.attaches++
+	b := p.boxes[sid]
+	if b == nil || !b.running {
+		return nil, sandbox.ErrNotFound
+	}
+	return b, nil
+}
+
+func (p *fakeProvider) Owned(context.Context) ([]domain.ID, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var ids []domain.ID
+	for id := range p.boxes {
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+func (p *fakeProvider) Reap(_ context.Context, sid domain.ID) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reaped = append(p.reaped, sid)
+	delete(p.boxes, sid)
+	return nil
+}
+
+func (p *fakeProvider) Export(_ context.Context, sid domain.ID, root string) (io.ReadCloser, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if b := p.boxes[sid]; b == nil || !b.running {
+		return nil, sandbox.ErrNotFound
+	}
+	return io.NopCloser(bytes.NewReader([]byte("tar of " + root))), nil
+}
+
+// fakeSandbox keeps files in memory and echoes commands.
+type fakeSandbox struct {
+	id      string
+	running bool
+	mu      sync.Mutex
+	files   map[string][]byte
+	execs   []sandbox.ExecRequest
+}
+
+func (b *fakeSandbox) ID() string { return b.id }
+
+func (b *fakeSandbox) Exec(_ context.Context, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.execs = append(b.execs, req)
+	return sandbox.ExecResult{Stdout: req.Command, ExitCode: 3}, nil
+}
+
+func (b *fakeSandbox) ReadFile(ctx context.Context, path string) ([]byte, error) {
+	rc, _, err := b.ReadFileStream(ctx, path, sandbox.MaxFileBytes)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rc.Close() }()
+	return io.ReadAll(rc)
+}
+
+func (b *fakeSandbox) ReadFileStream(_ context.Context, path string, maxBytes int64) (io.ReadCloser, int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	data, ok := b.files[path]
+	switch {
+	case !ok:
+		return nil, 0, sandbox.ErrFileNotExist
+	case int64(len(data)) > maxBytes:
+		return nil, 0, sandbox.ErrFileTooLarge
+	}
+	return io.NopCloser(bytes.NewReader(data)), int64(len(data)), nil
+}
+
+func (b *fakeSandbox) WriteFile(ctx context.Context, path string, data []byte) error {
+	return b.WriteFileStream(ctx, path, bytes.NewReader(data), int64(len(data)))
+}
+
+func (b *fakeSandbox) WriteFileStream(_ context.Context, path string, src io.Reader, size int64) error {
+	data, err := io.ReadAll(io.LimitReader(src, size))
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.files[path] = data
+	return nil
+}
+
+func (b *fakeSandbox) WriteFiles(ctx context.Context, files []sandbox.FileWrite) error {
+	for _, f := range files {
+		if err := b.WriteFile(ctx, f.Path, slices.Clone(f.Data)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *fakeSandbox) Destroy(context.Context) error { return nil }

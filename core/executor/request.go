@@ -1,0 +1,127 @@
+package executor
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
+)
+
+// Sentinels of the executor's service, matched with errors.Is.
+var (
+	// ErrInvalidRequest: a request (its body, a path or a parameter) is
+	// malformed; the error names the field and never quotes a secret.
+	ErrInvalidRequest = errors.New("invalid request")
+	// ErrGateUnavailable: the session needs an egress gate (it carries
+	// credentials) and no gate image is configured. It always comes wrapped
+	// with ErrInvalidRequest.
+	ErrGateUnavailable = errors.New("no gate image is configured")
+	// ErrNotImplemented: the request asks for something this executor does
+	// not do yet (a checkpointing delete).
+	ErrNotImplemented = errors.New("not implemented yet")
+)
+
+// MaxEnv bounds the caller's environment variables, and MaxEnvBytes the
+// bytes of all their names and values: every one is copied into the
+// sandbox's create call and lives in every process it runs.
+const (
+	MaxEnv      = 1024
+	MaxEnvBytes = 1 << 20
+)
+
+// SessionRequest is the JSON body of `PUT /v1/sessions/{id}`: what the
+// orchestrator asks a session's sandbox to be.
+type SessionRequest struct {
+	// Image is the sandbox image; empty means the executor's default image.
+	Image string `json:"image,omitempty"`
+	// Workdir is where commands run; empty means sandbox.DefaultWorkdir.
+	Workdir string `json:"workdir,omitempty"`
+	// Networking is the egress policy; the zero value is unrestricted.
+	Networking domain.Networking `json:"networking"`
+	// Env is visible to every exec. Reserved names (sandbox.ReservedEnvName)
+	// and credential names are refused.
+	Env map[string]string `json:"env,omitempty"`
+	// Credentials are the secrets the gate substitutes at egress; the sandbox
+	// sees only a placeholder in the variable named Name.
+	Credentials []CredentialRequest `json:"credentials,omitempty"`
+}
+
+// CredentialRequest is one credential of a SessionRequest.
+type CredentialRequest struct {
+	ID           string             `json:"id"`
+	Name         string             `json:"name"`
+	Secret       session.Secret     `json:"secret"`
+	AllowedHosts []string           `json:"allowed_hosts"`
+	Locations    []session.Location `json:"locations"`
+}
+
+// Session returns the record the store keeps for the request: the
+// normalised networking policy and the credentials, copied.
+func (r SessionRequest) Session(sid domain.ID) session.Session {
+	s := session.Session{ID: sid, Networking: copyNetworking(r.Networking.Normalize())}
+	for _, c := range r.Credentials {
+		s.Credentials = append(s.Credentials, session.Credential{
+			ID: c.ID, Name: c.Name, Secret: c.Secret,
+			AllowedHosts: append([]string(nil), c.AllowedHosts...),
+			Locations:    append([]session.Location(nil), c.Locations...),
+		})
+	}
+	return s
+}
+
+// Validate checks the request for session sid. Every error wraps
+// ErrInvalidRequest (domain.ErrInvalidID too, for a bad id) and names the
+// field; none quotes a secret or an env value, which may be one.
+func (r SessionRequest) Validate(sid domain.ID) error {
+	if err := r.Session(sid).Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+	}
+	if r.Workdir != "" {
+		if err := sandbox.ValidateWorkdir(r.Workdir); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+		}
+	}
+	if err := r.validateEnv(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+	}
+	return nil
+}
+
+// validateEnv checks the caller's variables and the names the credentials
+// will take in the same environment.
+func (r SessionRequest) validateEnv() error {
+	if len(r.Env) > MaxEnv {
+		return fmt.Errorf("env: %d variables, at most %d", len(r.Env), MaxEnv)
+	}
+	if err := sandbox.ValidateEnv(r.Env); err != nil {
+		return err
+	}
+	size := 0
+	for _, k := range sortedKeys(r.Env) {
+		v := r.Env[k]
+		size += len(k) + len(v)
+		switch {
+		case sandbox.ReservedEnvName(k):
+			return fmt.Errorf("env: %q is reserved by the platform", k)
+		case containsNUL(v):
+			return fmt.Errorf("env: value of %q holds a NUL byte", k)
+		}
+	}
+	if size > MaxEnvBytes {
+		return fmt.Errorf("env: %d bytes of names and values, at most %d", size, MaxEnvBytes)
+	}
+	for i, c := range r.Credentials {
+		switch {
+		case !sandbox.ValidEnvName(c.Name):
+			return fmt.Errorf("credentials[%d].name %q: must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)", i, clip(c.Name))
+		case sandbox.ReservedEnvName(c.Name) || gateVariable(c.Name):
+			return fmt.Errorf("credentials[%d].name %q: is reserved by the platform", i, c.Name)
+		}
+		if _, ok := r.Env[c.Name]; ok {
+			return fmt.Errorf("credentials[%d].name %q: collides with env %q", i, c.Name, c.Name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,129 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/egress"
+	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
+)
+
+// Defaults is the executor's configuration that shapes every Spec.
+type Defaults struct {
+	// Image is the sandbox image of a request that names none.
+	Image string
+	// GateImage is the egress gate's image; empty means this executor runs
+	// no gates (see BuildSpec).
+	GateImage string
+	// ControlplaneURL is where the gates fetch their config.
+	ControlplaneURL string
+	// OTelEndpoint and OTelInsecure are handed to every gate (GateSpec).
+	OTelEndpoint string
+	OTelInsecure bool
+	// Hardening is applied to every sandbox this executor creates.
+	Hardening sandbox.Hardening
+}
+
+// BuildSpec validates req for session sid and returns the Spec to provision
+// and the session record to store first (the gate fetches it).
+//
+// The Spec's Env is the caller's env plus NAME=egress.Placeholder(sid, NAME)
+// for every credential, so the sandbox holds placeholders and never a
+// secret. The sandbox is gated whenever its networking is limited or it
+// carries credentials, and d.GateImage is set. Without a gate image a
+// session with credentials is refused (ErrGateUnavailable, an
+// ErrInvalidRequest too: its placeholders could never be swapped), and a
+// limited one without credentials runs ungated under the backend's own
+// fail-closed containment.
+//
+// The returned GateSpec has no TokenMinter and the Spec no
+// GateTokenRevoker: they are the store's, which this pure package does not
+// hold; the caller sets both. Errors wrap ErrInvalidRequest (or
+// domain.ErrInvalidID) and name the field.
+func BuildSpec(sid domain.ID, req SessionRequest, d Defaults) (sandbox.Spec, session.Session, error) {
+	if err := domain.ValidateSessionID(sid); err != nil {
+		return sandbox.Spec{}, session.Session{}, fmt.Errorf("%w: id: %w", ErrInvalidRequest, err)
+	}
+	if err := req.Validate(sid); err != nil {
+		return sandbox.Spec{}, session.Session{}, err
+	}
+	rec := req.Session(sid)
+	wantGate := rec.Networking.Limited() || len(rec.Credentials) > 0
+	if wantGate && d.GateImage == "" && len(rec.Credentials) > 0 {
+		return sandbox.Spec{}, session.Session{}, fmt.Errorf("%w: %w: credentials: a session with credentials needs an egress gate (SANDGATE_GATE_IMAGE)", ErrInvalidRequest, ErrGateUnavailable)
+	}
+	spec := sandbox.Spec{
+		SessionID:  sid,
+		Image:      req.Image,
+		Workdir:    req.Workdir,
+		Networking: copyNetworking(rec.Networking),
+		Env:        maps.Clone(req.Env),
+		Hardening:  d.Hardening,
+	}
+	if spec.Image == "" {
+		spec.Image = d.Image
+	}
+	if spec.Image == "" {
+		return sandbox.Spec{}, session.Session{}, fmt.Errorf("%w: image: must not be empty (no default image is configured)", ErrInvalidRequest)
+	}
+	if wantGate && d.GateImage != "" {
+		if err := gateEnvFree(req.Env); err != nil {
+			return sandbox.Spec{}, session.Session{}, err
+		}
+		spec.Gate = &sandbox.GateSpec{
+			Image: d.GateImage, ControlplaneURL: d.ControlplaneURL,
+			OTelEndpoint: d.OTelEndpoint, OTelInsecure: d.OTelInsecure,
+		}
+	}
+	for _, c := range rec.Credentials {
+		if spec.Env == nil {
+			spec.Env = map[string]string{}
+		}
+		spec.Env[c.Name] = egress.Placeholder(sid, c.Name)
+	}
+	spec, err := resolve(spec)
+	if err != nil {
+		return sandbox.Spec{}, session.Session{}, err
+	}
+	return spec, rec, nil
+}
+
+// resolve runs the providers' own validation (sandbox.ResolveSpec: the image
+// reference, the configured hardening and gate) now, so a request the
+// provider would refuse is answered as invalid rather than as a backend
+// failure, and returns the spec with its defaults applied. The token minter
+// ResolveSpec requires is the caller's to set, so a stand-in satisfies it.
+func resolve(spec sandbox.Spec) (sandbox.Spec, error) {
+	check := spec
+	if spec.Gate != nil {
+		g := *spec.Gate
+		g.TokenMinter = standInMinter{}
+		check.Gate = &g
+	}
+	resolved, err := sandbox.ResolveSpec(check)
+	if err != nil {
+		return sandbox.Spec{}, fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+	}
+	resolved.Gate = spec.Gate
+	return resolved, nil
+}
+
+// standInMinter only satisfies ResolveSpec's check; it is never called.
+type standInMinter struct{}
+
+func (standInMinter) Generate() string                                 { return "" }
+func (standInMinter) Persist(context.Context, domain.ID, string) error { return nil }
+
+// gateEnvFree refuses a gated session's variable that the gate pairing sets:
+// the provider would silently replace it.
+func gateEnvFree(env map[string]string) error {
+	for _, k := range sortedKeys(env) {
+		if gateVariable(k) {
+			return fmt.Errorf("%w: env: %q is set by the egress gate in a gated session", ErrInvalidRequest, k)
+		}
+	}
+	return nil
+}

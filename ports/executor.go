@@ -1,0 +1,79 @@
+package ports
+
+import (
+	"context"
+	"io"
+
+	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/executor"
+	"github.com/sandgate/sandgate/core/sandbox"
+)
+
+// Session states reported in SessionInfo.State.
+const (
+	// StateRunning: the session's sandbox is running (Attach finds it).
+	StateRunning = "running"
+	// StateStopped: the endpoint holds labelled assets of the session but no
+	// running sandbox (it stopped, or a provision or reap is half done).
+	StateStopped = "stopped"
+)
+
+// SessionInfo is what the executor reports about one session.
+type SessionInfo struct {
+	ID domain.ID `json:"id"`
+	// SandboxID is the backend's id of the sandbox (a container id, a pod
+	// name); empty when it is not running.
+	SandboxID string `json:"sandbox_id,omitempty"`
+	// Image and Workdir are known when this executor provisioned the session
+	// since it started; empty otherwise.
+	Image   string `json:"image,omitempty"`
+	Workdir string `json:"workdir,omitempty"`
+	// Networking is the stored policy, when a record is stored.
+	Networking *domain.Networking `json:"networking,omitempty"`
+	// Gated reports whether the sandbox runs behind an egress gate.
+	Gated bool   `json:"gated"`
+	State string `json:"state"`
+}
+
+// Service is the executor's application service: what the HTTP API (and
+// its Go client, which implements it across the wire) drives. Session ids
+// are validated first; a malformed one is domain.ErrInvalidID wrapped in
+// executor.ErrInvalidRequest. Every method but Provision and List answers
+// sandbox.ErrNotFound for a session with no running sandbox.
+type Service interface {
+	// Provision stores the session's record and returns its sandbox, created
+	// or adopted (idempotent). Errors: executor.ErrInvalidRequest naming the
+	// field; executor.ErrGateUnavailable; sandbox.ErrSpecMismatch (the
+	// running sandbox differs in image, workdir or ungated network; nothing
+	// is changed, the stored record included); the provider's and store's.
+	Provision(ctx context.Context, sid domain.ID, req executor.SessionRequest) (SessionInfo, error)
+	// Get returns a running session. Errors: sandbox.ErrNotFound.
+	Get(ctx context.Context, sid domain.ID) (SessionInfo, error)
+	// Delete revokes the session's gate token, removes its sandbox and gate
+	// and its stored record; deleting a session that has none is a no-op.
+	// Errors: executor.ErrNotImplemented for checkpoint=true (not yet); the
+	// store's; the provider's.
+	Delete(ctx context.Context, sid domain.ID, checkpoint bool) error
+	// List returns every session with labelled assets on the endpoint, with
+	// its state, sorted by id.
+	List(ctx context.Context) ([]SessionInfo, error)
+	// Exec runs one command (Sandbox.Exec). Errors: executor.ErrInvalidRequest
+	// (sandbox.ErrInvalidExec); sandbox.ErrNotFound; the sandbox's.
+	Exec(ctx context.Context, sid domain.ID, req sandbox.ExecRequest) (sandbox.ExecResult, error)
+	// ReadFile streams a regular file with its exact size
+	// (Sandbox.ReadFileStream). Errors: executor.ErrInvalidRequest for a bad
+	// path or maxBytes; the path sentinels; sandbox.ErrFileTooLarge.
+	ReadFile(ctx context.Context, sid domain.ID, path string, maxBytes int64) (io.ReadCloser, int64, error)
+	// WriteFile writes exactly size bytes from src atomically
+	// (Sandbox.WriteFileStream). Errors: executor.ErrInvalidRequest for a bad
+	// path or a negative size; the path sentinels; a short src.
+	WriteFile(ctx context.Context, sid domain.ID, path string, src io.Reader, size int64) error
+	// WriteFiles writes a batch (Sandbox.WriteFiles; not a transaction).
+	// Errors: executor.ErrInvalidRequest naming the member with a bad path;
+	// the path sentinels, wrapped with the failing member's path.
+	WriteFiles(ctx context.Context, sid domain.ID, files []sandbox.FileWrite) error
+	// Export streams root as a tar whose members live under path.Base(root)
+	// (Provider.Export). Errors: executor.ErrInvalidRequest for a bad root;
+	// sandbox.ErrFileNotExist; sandbox.ErrNotFound.
+	Export(ctx context.Context, sid domain.ID, root string) (io.ReadCloser, error)
+}
