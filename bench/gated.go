@@ -44,8 +44,11 @@ type controlPlane struct {
 
 func startControlPlane(ctx context.Context, e *env) (*controlPlane, error) {
 	nw, err := e.cli.NetworkInspect(ctx, "bridge", network.InspectOptions{})
-	if err != nil || len(nw.IPAM.Config) == 0 {
-		return nil, fmt.Errorf("the bridge network's gateway: %v", err)
+	if err != nil {
+		return nil, fmt.Errorf("the bridge network's gateway: %w", err)
+	}
+	if len(nw.IPAM.Config) == 0 {
+		return nil, fmt.Errorf("the bridge network has no IPAM config")
 	}
 	dir, err := os.MkdirTemp("", "sandgate-bench-cp-")
 	if err != nil {
@@ -93,7 +96,11 @@ func startOrigin(ctx context.Context, e *env) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return net.JoinHostPort(ins.NetworkSettings.IPAddress, "8080"), nil
+	ep, ok := ins.NetworkSettings.Networks["bridge"]
+	if !ok {
+		return "", fmt.Errorf("the origin is not on the bridge network")
+	}
+	return net.JoinHostPort(ep.IPAddress, "8080"), nil
 }
 
 // provisionGatedRow reports (no baseline: a raw engine has no gate) a gated
