@@ -95,6 +95,7 @@ func TestSecurity(t *testing.T) {
 	t.Run("spans", s.spanRows)
 	t.Run("revoked token", s.revokeRow)
 	t.Run("fail closed", s.failClosedRow)
+	t.Run("fail closed without the owner match", s.noOwnerMatchRow)
 }
 
 // probe runs the probe in sb.
@@ -557,6 +558,17 @@ func (s *securitySuite) revokeRow(t *testing.T) {
 	s.requireUnseen(t, "/m/post-revoke/")
 }
 
+// noOwnerMatchRow: a gate whose iptables cannot load the owner match (a
+// kernel without xt_owner) never becomes ready, and says why.
+func (s *securitySuite) noOwnerMatchRow(t *testing.T) {
+	sb, sid, err := s.e.ProvisionWith(t, s.e.NoOwnerMatchGate(t), domain.Networking{Type: domain.NetLimited,
+		AllowedHosts: []string{s.ip}}, nil)
+	require.Error(t, err, "a gate without the owner match was admitted")
+	require.Nil(t, sb)
+	require.Contains(t, err.Error(), "xt_owner")
+	s.requireNoContainers(t, sid)
+}
+
 func (s *securitySuite) failClosedRow(t *testing.T) {
 	// The gate installs IPv6 rules whenever the kernel has IPv6, whatever
 	// the network: a broken ip6tables must stop it on any network.
@@ -569,6 +581,12 @@ func (s *securitySuite) failClosedRow(t *testing.T) {
 	// the IPv6 firewall.
 	require.Contains(t, err.Error(), "gate log: ")
 	require.Contains(t, strings.ToLower(err.Error()), "ipv6")
+	s.requireNoContainers(t, sid)
+}
+
+// requireNoContainers: a failed gated provision leaves nothing behind.
+func (s *securitySuite) requireNoContainers(t *testing.T, sid domain.ID) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	left, err := s.e.Cli.ContainerList(ctx, container.ListOptions{All: true,

@@ -66,6 +66,19 @@ func (e *Env) BrokenIP6tablesGate(t *testing.T) string {
 		nil, e.GateImage(t))
 }
 
+// NoOwnerMatchGate returns a variant of GateImage whose iptables answers
+// every rule with the owner match the way it does on a kernel without
+// xt_owner (fail-closed rows); every other call reaches the real binary.
+func (e *Env) NoOwnerMatchGate(t *testing.T) string {
+	t.Helper()
+	wrapper := "#!/bin/sh\n" +
+		"for a in \"$@\"; do case \"$a\" in owner) echo \"iptables v1.8.9 (nf_tables): Couldn't load match 'owner':No such file or directory\" >&2; exit 2;; esac; done\n" +
+		"exec /usr/sbin/iptables-nft \"$@\"\n"
+	return e.BuildGateVariant(t, "no-owner-match",
+		"COPY iptables /usr/local/sbin/iptables\nRUN chmod 755 /usr/local/sbin/iptables\n",
+		map[string][]byte{"iptables": []byte(wrapper)}, e.GateImage(t))
+}
+
 // BuildGateVariant builds `FROM base` plus steps (with files in the build
 // context), tagged uniquely for this test and removed when it ends.
 func (e *Env) BuildGateVariant(t *testing.T, name, steps string, files map[string][]byte, base string) string {
