@@ -169,10 +169,14 @@ func (c *Client) Exec(ctx context.Context, sid domain.ID, req sandbox.ExecReques
 }
 
 // ReadFile is GET /v1/sessions/{id}/files?path=&max_bytes=: the body
-// streams, with its size from Content-Length. The caller closes it; a
-// transfer that breaks surfaces on Read.
+// streams, with its size from Content-Length. maxBytes ≤ 0 leaves the cap to
+// the server (its MaxStreamBytes). The caller closes it; a transfer that
+// breaks surfaces on Read.
 func (c *Client) ReadFile(ctx context.Context, sid domain.ID, p string, maxBytes int64) (io.ReadCloser, int64, error) {
-	q := url.Values{"path": {p}, "max_bytes": {strconv.FormatInt(maxBytes, 10)}}
+	q := url.Values{"path": {p}}
+	if maxBytes > 0 {
+		q.Set("max_bytes", strconv.FormatInt(maxBytes, 10))
+	}
 	resp, err := c.call(ctx, http.MethodGet, sessionPath(sid, "/files"), q, nil, 0, "")
 	if err != nil {
 		return nil, 0, err
