@@ -63,13 +63,6 @@ func OSStreams() Streams {
 	}
 }
 
-// isTerminal reports whether f is a character device: enough to tell a
-// terminal from a pipe or a file without a terminal library.
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
 // synopses are the subcommands' usage lines.
 var synopses = map[string]string{
 	"create": "create SESSION [--image I] [--workdir W] [--limited HOST,...] [--env K=V]... [--credential SPEC]...",
