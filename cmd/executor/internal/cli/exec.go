@@ -52,13 +52,23 @@ func runExec(ctx context.Context, s *Streams, args []string) error {
 	if err := printExec(s, c.json, res, *timeout); err != nil {
 		return err
 	}
+	return commandExit(res)
+}
+
+// commandExit is the CLI's exit for a finished command: 124 for a timeout,
+// the command's code otherwise. A code a process cannot exit with (outside
+// 0..255, which os.Exit would wrap, 256 into 0) is a plain failure.
+func commandExit(res sandbox.ExecResult) error {
 	switch {
 	case res.TimedOut:
 		return exitError(ExitTimeout)
-	case res.ExitCode != 0:
+	case res.ExitCode == 0:
+		return nil
+	case res.ExitCode < 0 || res.ExitCode > 255:
+		return exitError(ExitFailure)
+	default:
 		return exitError(res.ExitCode)
 	}
-	return nil
 }
 
 func printExec(s *Streams, asJSON bool, res sandbox.ExecResult, timeout time.Duration) error {
@@ -72,8 +82,11 @@ func printExec(s *Streams, asJSON bool, res sandbox.ExecResult, timeout time.Dur
 	if res.Truncated {
 		_, _ = fmt.Fprintln(s.Stderr, "executor exec: the output was truncated by the executor")
 	}
-	if res.TimedOut {
+	switch {
+	case res.TimedOut && timeout > 0:
 		_, _ = fmt.Fprintf(s.Stderr, "executor exec: the command timed out after %s\n", timeout)
+	case res.TimedOut:
+		_, _ = fmt.Fprintln(s.Stderr, "executor exec: the command timed out")
 	}
 	return nil
 }

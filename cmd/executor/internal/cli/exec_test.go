@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"io"
 	"testing"
 	"time"
 
@@ -43,6 +44,14 @@ func TestExec(t *testing.T) {
 			sent:   sandbox.ExecRequest{Command: "sleep 9", Timeout: 2 * time.Second},
 		},
 		{
+			name:   "timeout of the server's",
+			args:   []string{"exec", "s1", "--", "sleep", "9"},
+			result: sandbox.ExecResult{TimedOut: true},
+			code:   ExitTimeout,
+			stderr: "executor exec: the command timed out\n",
+			sent:   sandbox.ExecRequest{Command: "sleep 9"},
+		},
+		{
 			name:   "truncated",
 			args:   []string{"exec", "s1", "--", "yes"},
 			result: sandbox.ExecResult{Truncated: true, Stdout: "y\ny\n"},
@@ -61,6 +70,24 @@ func TestExec(t *testing.T) {
 			require.Equal(t, tc.stderr, r.stderr)
 			require.Equal(t, tc.sent, h.svc.exec)
 		})
+	}
+}
+
+func TestCommandExit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		res  sandbox.ExecResult
+		want int
+	}{
+		{sandbox.ExecResult{}, ExitOK},
+		{sandbox.ExecResult{ExitCode: 1}, 1},
+		{sandbox.ExecResult{ExitCode: 255}, 255},
+		{sandbox.ExecResult{ExitCode: 256}, ExitFailure},
+		{sandbox.ExecResult{ExitCode: -1}, ExitFailure},
+		{sandbox.ExecResult{ExitCode: 0, TimedOut: true}, ExitTimeout},
+		{sandbox.ExecResult{ExitCode: 124}, 124},
+	} {
+		require.Equal(t, tc.want, exitCode(io.Discard, "exec", commandExit(tc.res)), "%+v", tc.res)
 	}
 }
 
