@@ -73,6 +73,24 @@ var synopses = map[string]string{
 	"ls":     "ls [--json]",
 }
 
+// notes follow a subcommand's flags in its -h.
+var notes = map[string]string{
+	"create": `A credential's secret is never a flag value: argv is readable by every local user
+(ps, /proc/PID/cmdline) and kept in shell history. secret-env=VAR reads it from the
+environment, secret-stdin from stdin (one credential at most), e.g.
+  printf %s "$TOKEN" | executor create s1 --limited api.example.com \
+    --credential id=gh,name=GH_TOKEN,secret-stdin,hosts=api.example.com,locations=headers
+`,
+	"exec": `The words after -- are joined with spaces and run by the sandbox's bash -c, as ssh
+does: quote a pipeline to keep it whole (executor exec s1 -- 'make && make test').
+The exit code is the command's; 124 when it timed out.
+`,
+	"cp": `SESSION:/path is a file in the sandbox (a trailing / appends the local base name);
+- is stdin or stdout. A pipe on stdin is spooled to a temporary file first: the API
+takes an upload only with its size. A progress bar shows on a terminal past 4 MiB.
+`,
+}
+
 // runner runs one subcommand with its arguments.
 type runner func(ctx context.Context, s *Streams, args []string) error
 

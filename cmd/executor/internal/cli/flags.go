@@ -56,10 +56,14 @@ func parseArgs(fs *flag.FlagSet, s *Streams, args []string) ([]string, error) {
 }
 
 func printFlags(fs *flag.FlagSet, w io.Writer) {
-	_, _ = fmt.Fprintf(w, "usage: executor %s\n\nflags:\n", synopses[strings.TrimPrefix(fs.Name(), "executor ")])
+	name := strings.TrimPrefix(fs.Name(), "executor ")
+	_, _ = fmt.Fprintf(w, "usage: executor %s\n\nflags:\n", synopses[name])
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)
+	if n := notes[name]; n != "" {
+		_, _ = fmt.Fprintf(w, "\n%s", n)
+	}
 }
 
 // client returns the API client the flags and the environment name.
