@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path"
@@ -107,12 +108,16 @@ func download(ctx context.Context, s *Streams, cl *httpapi.Client, from remote, 
 	bar := newProgress(s, "download", size)
 	defer bar.end()
 	src := bar.reader(rc)
+	var n int64
 	if dst == "-" {
-		n, err := io.Copy(s.Stdout, src)
-		if err == nil {
+		if n, err = io.Copy(s.Stdout, src); err == nil {
 			err = sizeCheck(size)(n)
 		}
-		return n, err
+	} else {
+		n, err = writeLocal(dst, src, sizeCheck(size))
 	}
-	return writeLocal(dst, src, sizeCheck(size))
+	if err != nil {
+		return n, fmt.Errorf("download of %s:%s broke after %d of %d bytes: %w", from.sid, from.path, n, size, err)
+	}
+	return n, nil
 }

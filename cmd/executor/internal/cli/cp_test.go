@@ -33,7 +33,7 @@ func TestCpUploadFileWithProgress(t *testing.T) {
 	r := h.run("cp", src, "s1:/workspace/in/")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Empty(t, r.stdout)
-	require.True(t, bytes.Equal(data, h.svc.files["s1:/workspace/in/big.bin"]), "the file arrives whole, under its base name")
+	require.True(t, bytes.Equal(data, h.svc.file("s1:/workspace/in/big.bin")), "the file arrives whole, under its base name")
 	require.Equal(t, []string{"write s1:/workspace/in/big.bin"}, h.svc.called())
 	require.True(t, strings.HasPrefix(r.stderr, "\rupload ["), r.stderr)
 	require.True(t, strings.HasSuffix(r.stderr, "\rupload [==============================] 100% 10.0 MiB / 10.0 MiB\n"), r.stderr)
@@ -45,7 +45,7 @@ func TestCpDownloadFileWithProgress(t *testing.T) {
 	h := newHarness(t)
 	h.terminal = true
 	data := tenMiB(t)
-	h.svc.files["s1:/workspace/out.bin"] = data
+	h.svc.put("s1:/workspace/out.bin", data)
 	dir := t.TempDir()
 
 	r := h.run("cp", "s1:/workspace/out.bin", dir)
@@ -62,14 +62,14 @@ func TestCpDownloadFileWithProgress(t *testing.T) {
 func TestCpNoProgressWithoutTerminalOrForSmallFiles(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.svc.files["s1:/big"] = tenMiB(t)
+	h.svc.put("s1:/big", tenMiB(t))
 	r := h.run("cp", "s1:/big", "-")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Empty(t, r.stderr, "stderr is no terminal")
-	require.True(t, bytes.Equal(h.svc.files["s1:/big"], []byte(r.stdout)))
+	require.True(t, bytes.Equal(h.svc.file("s1:/big"), []byte(r.stdout)))
 
 	h.terminal = true
-	h.svc.files["s1:/small"] = []byte("hello")
+	h.svc.put("s1:/small", []byte("hello"))
 	r = h.run("cp", "s1:/small", "-")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, "hello", r.stdout)
@@ -91,14 +91,14 @@ func TestCpUploadFromStdin(t *testing.T) {
 		r := h.run("cp", "--json", "-", "s1:/workspace/x")
 		require.Equal(t, 0, r.code, name+": "+r.stderr)
 		require.JSONEq(t, `{"source":"-","destination":"s1:/workspace/x","bytes":10485760}`, r.stdout, name)
-		require.True(t, bytes.Equal(data, h.svc.files["s1:/workspace/x"]), name)
+		require.True(t, bytes.Equal(data, h.svc.file("s1:/workspace/x")), name)
 	}
 }
 
 func TestCpDownloadJSONAndFailureLeavesNoFile(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.svc.files["s1:/a"] = []byte("abc")
+	h.svc.put("s1:/a", []byte("abc"))
 	dst := filepath.Join(t.TempDir(), "a.copy")
 	r := h.run("cp", "s1:/a", dst, "--json")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -112,6 +112,20 @@ func TestCpDownloadJSONAndFailureLeavesNoFile(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Dir(dst))
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
+}
+
+func TestCpBrokenDownloadLeavesNoFile(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.svc.put("s1:/a", []byte("abc"))
+	h.svc.overstate = 5
+	dir := t.TempDir()
+	r := h.run("cp", "s1:/a", filepath.Join(dir, "a"))
+	require.Equal(t, ExitFailure, r.code)
+	require.Equal(t, "executor cp: download of s1:/a broke after 3 of 8 bytes: unexpected EOF\n", r.stderr)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "neither the file nor its temporary remains")
 }
 
 func TestCpUsageErrors(t *testing.T) {

@@ -37,7 +37,7 @@ func TestCreateSendsTheRequestAndPrintsTheSession(t *testing.T) {
 			{ID: "oa", Name: "OA", Secret: "stdin-secret-value", AllowedHosts: []string{"api.example.com"},
 				Locations: []session.Location{session.LocationHeaders}},
 		},
-	}, h.svc.req)
+	}, h.svc.state().req)
 }
 
 func TestCreateJSON(t *testing.T) {
@@ -48,7 +48,7 @@ func TestCreateJSON(t *testing.T) {
 	var got ports.SessionInfo
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
 	require.Equal(t, testInfo("s1"), got)
-	require.Equal(t, executor.SessionRequest{}, h.svc.req, "no flag means the executor's defaults, unrestricted")
+	require.Equal(t, executor.SessionRequest{}, h.svc.state().req, "no flag means the executor's defaults, unrestricted")
 }
 
 func TestCreateEmptyLimitedMeansNoEgress(t *testing.T) {
@@ -56,7 +56,7 @@ func TestCreateEmptyLimitedMeansNoEgress(t *testing.T) {
 	h := newHarness(t)
 	r := h.run("create", "s1", "--limited", "")
 	require.Equal(t, 0, r.code, r.stderr)
-	require.Equal(t, domain.Networking{Type: domain.NetLimited}, h.svc.req.Networking)
+	require.Equal(t, domain.Networking{Type: domain.NetLimited}, h.svc.state().req.Networking)
 }
 
 func TestCreateUsageErrors(t *testing.T) {

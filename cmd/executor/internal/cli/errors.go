@@ -28,8 +28,10 @@ func (c call) explain(err error) error {
 	if errors.As(err, &ae) {
 		return errors.New(c.explainAPI(ae))
 	}
-	var ne net.Error
-	if errors.As(err, &ne) && !errors.Is(err, context.Canceled) {
+	// Only a failed dial means the server is not there; a connection that
+	// breaks later is reported as it is.
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("cannot reach the executor at %s (is `executor serve` running? set $%s or --url): %w", c.url, EnvURL, err)
 	}
 	return err

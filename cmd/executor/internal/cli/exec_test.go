@@ -68,7 +68,7 @@ func TestExec(t *testing.T) {
 			require.Equal(t, tc.code, r.code)
 			require.Equal(t, tc.stdout, r.stdout)
 			require.Equal(t, tc.stderr, r.stderr)
-			require.Equal(t, tc.sent, h.svc.exec)
+			require.Equal(t, tc.sent, h.svc.state().exec)
 		})
 	}
 }

@@ -31,6 +31,9 @@ type fakeService struct {
 	deleted []bool
 	files   map[string][]byte
 	infos   []ports.SessionInfo
+	// overstate is added to the size ReadFile reports: a stream that
+	// breaks before its Content-Length.
+	overstate int64
 }
 
 var _ ports.Service = (*fakeService)(nil)
@@ -48,6 +51,34 @@ func (f *fakeService) called() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.calls...)
+}
+
+// state returns a copy of what the fake was asked, under its lock: the
+// handler goroutine wrote it.
+func (f *fakeService) state() fakeState {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return fakeState{req: f.req, exec: f.exec, deleted: append([]bool(nil), f.deleted...)}
+}
+
+type fakeState struct {
+	req     executor.SessionRequest
+	exec    sandbox.ExecRequest
+	deleted []bool
+}
+
+// put stores a file, under the lock.
+func (f *fakeService) put(key string, b []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.files[key] = b
+}
+
+// file returns a stored file, under the lock.
+func (f *fakeService) file(key string) []byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.files[key]
 }
 
 func testInfo(sid domain.ID) ports.SessionInfo {
@@ -93,6 +124,8 @@ func (f *fakeService) List(context.Context) ([]ports.SessionInfo, error) {
 	if err := f.record("list"); err != nil {
 		return nil, err
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	return f.infos, nil
 }
 
@@ -116,7 +149,7 @@ func (f *fakeService) ReadFile(_ context.Context, sid domain.ID, p string, _ int
 	if !ok {
 		return nil, 0, sandbox.ErrFileNotExist
 	}
-	return io.NopCloser(bytes.NewReader(b)), int64(len(b)), nil
+	return io.NopCloser(bytes.NewReader(b)), int64(len(b)) + f.overstate, nil
 }
 
 func (f *fakeService) WriteFile(_ context.Context, sid domain.ID, p string, src io.Reader, size int64) error {

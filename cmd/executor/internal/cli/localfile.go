@@ -37,11 +37,12 @@ func writeLocal(dst string, src io.Reader, check func(n int64) error) (int64, er
 	return n, nil
 }
 
-// sizeCheck accepts exactly want bytes.
+// sizeCheck accepts exactly want bytes; the caller's error says how many
+// came.
 func sizeCheck(want int64) func(int64) error {
 	return func(n int64) error {
 		if n != want {
-			return fmt.Errorf("the transfer ended after %d of %d bytes", n, want)
+			return errors.New("the stream's length differs from its announced size")
 		}
 		return nil
 	}

@@ -19,7 +19,7 @@ func TestRm(t *testing.T) {
 	r = h.run("rm", "--json", "s2")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.JSONEq(t, `{"id":"s2","removed":true,"checkpoint":false}`, r.stdout)
-	require.Equal(t, []bool{false, false}, h.svc.deleted)
+	require.Equal(t, []bool{false, false}, h.svc.state().deleted)
 	// The fake, like today's service, refuses a checkpointing delete.
 	r = h.run("rm", "s3", "--checkpoint")
 	require.Equal(t, ExitFailure, r.code)
