@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -194,6 +195,7 @@ type harness struct {
 	env      map[string]string
 	stdin    io.Reader
 	terminal bool
+	hc       *http.Client
 }
 
 func newHarness(t *testing.T) *harness {
@@ -211,6 +213,7 @@ func (h *harness) run(args ...string) result {
 		Stdin: h.stdin, Stdout: &out, Stderr: &errOut,
 		Getenv:           func(k string) string { return h.env[k] },
 		StderrIsTerminal: h.terminal,
+		HTTPClient:       h.hc,
 	}
 	code := Run(context.Background(), args, s)
 	return result{code, out.String(), errOut.String()}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"strings"
 
 	"github.com/sandgate/sandgate/adapters/httpapi"
@@ -73,11 +75,31 @@ func (c *common) client(s *Streams) (*httpapi.Client, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	cl, err := httpapi.NewClient(u, firstNonEmpty(c.token, s.Getenv(EnvToken)), hc)
+	token := firstNonEmpty(c.token, s.Getenv(EnvToken))
+	cl, err := httpapi.NewClient(u, token, hc)
 	if err != nil {
 		return nil, usagef("--url / $%s: %s", EnvURL, err)
 	}
+	if token != "" && cleartextBeyondLoopback(u) {
+		_, _ = fmt.Fprintf(s.Stderr, "executor: warning: sending the API token unencrypted to %s; use https beyond loopback\n", u)
+	}
 	return cl, nil
+}
+
+// cleartextBeyondLoopback reports whether raw is a plain-http URL to a
+// host other than localhost or a loopback address: a token sent there can
+// be read on the way.
+func cleartextBeyondLoopback(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "http" {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return false
+	}
+	ip, err := netip.ParseAddr(host)
+	return err != nil || !ip.IsLoopback()
 }
 
 // baseURL is the URL the client talks to, for error messages.

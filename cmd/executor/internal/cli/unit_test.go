@@ -64,3 +64,40 @@ func TestReadSecret(t *testing.T) {
 	_, err := readSecret(nil)
 	require.EqualError(t, err, "no stdin")
 }
+
+func TestCleartextBeyondLoopback(t *testing.T) {
+	t.Parallel()
+	for raw, want := range map[string]bool{
+		"http://127.0.0.1:7070":          false,
+		"http://[::1]:7070":              false,
+		"http://localhost:7070":          false,
+		"https://executor.internal":      false,
+		"http://executor.internal":       true,
+		"http://10.0.0.5:7070":           true,
+		"http://127.0.0.1.example.test/": true,
+	} {
+		require.Equal(t, want, cleartextBeyondLoopback(raw), raw)
+	}
+}
+
+func TestTokenOverCleartextWarns(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	// Every request goes to the test server whatever its URL names: nothing
+	// is dialled beyond loopback.
+	testHost := strings.TrimPrefix(h.url, "http://")
+	h.hc = &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
+		r.URL.Host = testHost
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	r := h.run("ls", "--url", "http://executor.internal")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "executor: warning: sending the API token unencrypted to http://executor.internal; use https beyond loopback\n", r.stderr)
+	r = h.run("ls")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Empty(t, r.stderr, "loopback needs no warning")
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
