@@ -23,9 +23,13 @@ import (
 
 // Exit codes of Run beside the command's own ones (exec).
 const (
-	ExitOK      = 0
+	// ExitOK: the call succeeded (for exec: the command exited 0).
+	ExitOK = 0
+	// ExitFailure: the API call failed, or the command's code is not one a
+	// process can exit with.
 	ExitFailure = 1
-	ExitUsage   = 2
+	// ExitUsage: a command line the CLI does not accept; nothing was called.
+	ExitUsage = 2
 	// ExitTimeout is exec's code for a command killed at its deadline, the
 	// code timeout(1) uses.
 	ExitTimeout = 124
@@ -33,8 +37,12 @@ const (
 
 // Env and flag names the CLI reads; flags override the environment.
 const (
-	EnvURL     = "SANDGATE_URL"
-	EnvToken   = "SANDGATE_API_TOKEN"
+	// EnvURL names the executor's API URL (flag --url).
+	EnvURL = "SANDGATE_URL"
+	// EnvToken holds the API token (flag --token). The variable is the safe
+	// place: a flag's value is visible to every local user in argv.
+	EnvToken = "SANDGATE_API_TOKEN"
+	// DefaultURL is where `executor serve` listens by default.
 	DefaultURL = "http://127.0.0.1:7070"
 )
 
@@ -147,6 +155,9 @@ func printUsage(w io.Writer) {
 	}
 	sort.Strings(names)
 	_, _ = fmt.Fprintln(w, "usage: executor COMMAND [ARGS]\n\ncommands:")
+	// serve and version are main's; they are listed here so that one
+	// usage shows the whole binary.
+	_, _ = fmt.Fprintln(w, "  executor serve [flags]   (the service; executor serve -h)\n  executor version")
 	for _, n := range names {
 		_, _ = fmt.Fprintf(w, "  executor %s\n", synopses[n])
 	}
