@@ -63,17 +63,19 @@ func runCp(ctx context.Context, s *Streams, args []string) error {
 		return err
 	}
 	var n int64
+	dst := pos[1]
 	if toRemote {
 		n, err = upload(ctx, s, cl, pos[0], &to)
 		err = call{url: c.baseURL(s), sid: to.sid, path: to.path}.explain(err)
+		dst = string(to.sid) + ":" + to.path
 	} else {
-		n, err = download(ctx, s, cl, from, pos[1])
+		n, dst, err = download(ctx, s, cl, from, dst)
 		err = call{url: c.baseURL(s), sid: from.sid, path: from.path}.explain(err)
 	}
 	if err != nil || !c.json {
 		return err
 	}
-	return printJSON(s.Stdout, cpJSON{Source: pos[0], Destination: pos[1], Bytes: n})
+	return printJSON(s.Stdout, cpJSON{Source: pos[0], Destination: dst, Bytes: n})
 }
 
 func upload(ctx context.Context, s *Streams, cl *httpapi.Client, src string, to *remote) (int64, error) {
@@ -94,7 +96,9 @@ func upload(ctx context.Context, s *Streams, cl *httpapi.Client, src string, to 
 	return size, err
 }
 
-func download(ctx context.Context, s *Streams, cl *httpapi.Client, from remote, dst string) (int64, error) {
+// download copies from to dst and returns the bytes and the path written
+// (dst, or a file in it when dst is a directory).
+func download(ctx context.Context, s *Streams, cl *httpapi.Client, from remote, dst string) (int64, string, error) {
 	if dst != "-" {
 		if st, err := os.Stat(dst); err == nil && st.IsDir() {
 			dst = filepath.Join(dst, path.Base(from.path))
@@ -102,7 +106,7 @@ func download(ctx context.Context, s *Streams, cl *httpapi.Client, from remote, 
 	}
 	rc, size, err := cl.ReadFile(ctx, from.sid, from.path, httpapi.DefaultMaxStreamBytes)
 	if err != nil {
-		return 0, err
+		return 0, dst, err
 	}
 	defer func() { _ = rc.Close() }()
 	bar := newProgress(s, "download", size)
@@ -117,7 +121,7 @@ func download(ctx context.Context, s *Streams, cl *httpapi.Client, from remote, 
 		n, err = writeLocal(dst, src, sizeCheck(size))
 	}
 	if err != nil {
-		return n, fmt.Errorf("download of %s:%s broke after %d of %d bytes: %w", from.sid, from.path, n, size, err)
+		return n, dst, fmt.Errorf("download of %s:%s broke after %d of %d bytes: %w", from.sid, from.path, n, size, err)
 	}
-	return n, nil
+	return n, dst, nil
 }

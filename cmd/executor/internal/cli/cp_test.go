@@ -30,9 +30,9 @@ func TestCpUploadFileWithProgress(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "big.bin")
 	require.NoError(t, os.WriteFile(src, data, 0o600))
 
-	r := h.run("cp", src, "s1:/workspace/in/")
+	r := h.run("cp", src, "s1:/workspace/in/", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	require.Empty(t, r.stdout)
+	require.JSONEq(t, `{"source":"`+src+`","destination":"s1:/workspace/in/big.bin","bytes":10485760}`, r.stdout)
 	require.True(t, bytes.Equal(data, h.svc.file("s1:/workspace/in/big.bin")), "the file arrives whole, under its base name")
 	require.Equal(t, []string{"write s1:/workspace/in/big.bin"}, h.svc.called())
 	require.True(t, strings.HasPrefix(r.stderr, "\rupload ["), r.stderr)
@@ -50,6 +50,7 @@ func TestCpDownloadFileWithProgress(t *testing.T) {
 
 	r := h.run("cp", "s1:/workspace/out.bin", dir)
 	require.Equal(t, 0, r.code, r.stderr)
+	require.Empty(t, r.stdout, "people get no output but the bar")
 	got, err := os.ReadFile(filepath.Join(dir, "out.bin"))
 	require.NoError(t, err)
 	require.True(t, bytes.Equal(data, got))
@@ -103,6 +104,9 @@ func TestCpDownloadJSONAndFailureLeavesNoFile(t *testing.T) {
 	r := h.run("cp", "s1:/a", dst, "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.JSONEq(t, `{"source":"s1:/a","destination":"`+dst+`","bytes":3}`, r.stdout)
+	r = h.run("cp", "s1:/a", filepath.Dir(dst), "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.JSONEq(t, `{"source":"s1:/a","destination":"`+filepath.Join(filepath.Dir(dst), "a")+`","bytes":3}`, r.stdout)
 
 	missing := filepath.Join(filepath.Dir(dst), "missing")
 	r = h.run("cp", "s1:/nope", missing)
@@ -111,7 +115,7 @@ func TestCpDownloadJSONAndFailureLeavesNoFile(t *testing.T) {
 	require.NoFileExists(t, missing)
 	entries, err := os.ReadDir(filepath.Dir(dst))
 	require.NoError(t, err)
-	require.Len(t, entries, 1)
+	require.Len(t, entries, 2, "a.copy and a, nothing else")
 }
 
 func TestCpBrokenDownloadLeavesNoFile(t *testing.T) {
