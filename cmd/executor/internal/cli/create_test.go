@@ -86,6 +86,8 @@ func TestCreateUsageErrors(t *testing.T) {
 		{"empty stdin", []string{"create", "s1", "--credential", "id=a,secret-stdin"}, "\n", "--credential #1: secret-stdin: stdin is empty"},
 		{"unknown key", []string{"create", "s1", "--credential", "id=a,colour=red"}, "", `--credential #1: unknown key "colour"`},
 		{"bare item", []string{"create", "s1", "--credential", "oops,id=a"}, "", "--credential #1: item 1: want key=value"},
+		{"bare item later", []string{"create", "s1", "--credential", "id=a,name=B,oops"}, "", "--credential #1: item 3: want key=value"},
+		{"stdin with a value", []string{"create", "s1", "--credential", "id=a,secret-stdin=x"}, "", "--credential #1: secret-stdin takes no value"},
 		{"key twice", []string{"create", "s1", "--credential", "id=a,id=b"}, "", "--credential #1: key id given twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -95,7 +95,7 @@ func (v specValues) has(k string) bool { _, ok := v[k]; return ok }
 func parseSpec(spec string) (specValues, error) {
 	out := specValues{}
 	last := ""
-	for _, item := range strings.Split(spec, ",") {
+	for i, item := range strings.Split(spec, ",") {
 		k, v, hasEq := strings.Cut(item, "=")
 		switch {
 		case item == "":
@@ -108,10 +108,12 @@ func parseSpec(spec string) (specValues, error) {
 		case !hasEq && specKeys[last]:
 			out[last] = append(out[last], item)
 		case !hasEq:
-			return nil, fmt.Errorf("item %d: want key=value", len(out)+1)
+			return nil, fmt.Errorf("item %d: want key=value", i+1)
+		case k == "secret-stdin":
+			return nil, fmt.Errorf("secret-stdin takes no value")
 		default:
 			list, known := specKeys[k]
-			if !known || k == "secret-stdin" {
+			if !known {
 				return nil, fmt.Errorf("unknown key %q (want id, name, secret-env, secret-stdin, hosts, locations)", clip(k))
 			}
 			if out.has(k) {
