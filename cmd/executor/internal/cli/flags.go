@@ -81,7 +81,7 @@ func (c *common) client(s *Streams) (*httpapi.Client, error) {
 		return nil, usagef("--url / $%s: %s", EnvURL, err)
 	}
 	if token != "" && cleartextBeyondLoopback(u) {
-		_, _ = fmt.Fprintf(s.Stderr, "executor: warning: sending the API token unencrypted to %s; use https beyond loopback\n", u)
+		_, _ = fmt.Fprintf(s.Stderr, "executor: warning: sending the API token unencrypted to %s; use https beyond loopback\n", c.baseURL(s))
 	}
 	return cl, nil
 }
@@ -103,8 +103,13 @@ func cleartextBeyondLoopback(raw string) bool {
 }
 
 // baseURL is the URL the client talks to, for error messages.
+// A password in the URL's userinfo is redacted.
 func (c *common) baseURL(s *Streams) string {
-	return firstNonEmpty(c.url, s.Getenv(EnvURL), DefaultURL)
+	raw := firstNonEmpty(c.url, s.Getenv(EnvURL), DefaultURL)
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	return raw
 }
 
 func firstNonEmpty(v ...string) string {
