@@ -30,6 +30,9 @@ const (
 	ExitFailure = 1
 	// ExitUsage: a command line the CLI does not accept; nothing was called.
 	ExitUsage = 2
+	// ExitInterrupted: Ctrl-C (or SIGTERM) cancelled the call, the code a
+	// shell gives a process SIGINT ended.
+	ExitInterrupted = 130
 	// ExitTimeout is exec's code for a command killed at its deadline, the
 	// code timeout(1) uses.
 	ExitTimeout = 124
@@ -139,6 +142,9 @@ func exitCode(stderr io.Writer, name string, err error) int {
 		return ExitOK
 	case errors.As(err, &ce):
 		return int(ce)
+	case errors.Is(err, context.Canceled):
+		_, _ = fmt.Fprintf(stderr, "executor %s: interrupted\n", name)
+		return ExitInterrupted
 	case errors.As(err, &ue):
 		_, _ = fmt.Fprintf(stderr, "executor %s: %s\nusage: executor %s\n", name, ue.msg, synopses[name])
 		return ExitUsage

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"net/http/httptest"
 	"testing"
@@ -97,4 +99,16 @@ func TestTopLevelUsage(t *testing.T) {
 	r = h.run("create", "--help")
 	require.Equal(t, ExitOK, r.code)
 	require.Contains(t, r.stderr, "\nA credential's secret is never a flag value: argv is readable by every local user\n")
+}
+
+func TestInterruptedCall(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var out, errOut bytes.Buffer
+	s := Streams{Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return h.env[k] }}
+	require.Equal(t, ExitInterrupted, Run(ctx, []string{"exec", "s1", "--", "sleep", "1"}, s))
+	require.Equal(t, "executor exec: interrupted\n", errOut.String())
+	require.Empty(t, out.String())
 }
