@@ -4,8 +4,8 @@
 // drive that service by hand (create, exec, cp, export, rm, ls). It is the
 // only place that will wire modules with fx.
 //
-// Today it only reports its version; the service arrives with the executor
-// issue, and until then no subcommand pretends to exist.
+// Today it reports its version and runs the client subcommands (runCLI);
+// `serve` arrives with the rest of the executor issue.
 package main
 
 import (
@@ -18,7 +18,13 @@ import (
 var version = "dev"
 
 func main() {
-	os.Exit(versioncmd.Run("executor", version,
-		"executor will run sandgate's sandbox service and its CLI; for now it only reports its version.",
-		os.Args[1:], os.Stdout, os.Stderr))
+	args := os.Args[1:]
+	if len(args) > 0 {
+		switch args[0] {
+		case "version", "-version", "--version":
+			os.Exit(versioncmd.Run("executor", version, "executor runs sandgate's sandbox service and its CLI.",
+				args, os.Stdout, os.Stderr))
+		}
+	}
+	os.Exit(runCLI(args))
 }

@@ -1,0 +1,188 @@
+// Package cli is the executor's command line for people: the subcommands
+// create, exec, cp, export, rm and ls drive a running `executor serve` over
+// its HTTP API (adapters/httpapi.Client), so the CLI holds no state and
+// needs no Docker.
+//
+// It parses with the standard flag package, one FlagSet per subcommand:
+// six small subcommands do not earn a dependency, and the one thing flag
+// lacks (flags after positional arguments, `create S --image I`) is a loop
+// (parseArgs). Output is for people by default and JSON with --json; a
+// usage error exits 2, a failed call 1, and exec exits with the command's
+// own code (124 when it timed out).
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+)
+
+// Exit codes of Run beside the command's own ones (exec).
+const (
+	// ExitOK: the call succeeded (for exec: the command exited 0).
+	ExitOK = 0
+	// ExitFailure: the API call failed, or the command's code is not one a
+	// process can exit with.
+	ExitFailure = 1
+	// ExitUsage: a command line the CLI does not accept; nothing was called.
+	ExitUsage = 2
+	// ExitInterrupted: Ctrl-C (or SIGTERM) cancelled the call, the code a
+	// shell gives a process SIGINT ended.
+	ExitInterrupted = 130
+	// ExitTimeout is exec's code for a command killed at its deadline, the
+	// code timeout(1) uses.
+	ExitTimeout = 124
+)
+
+// Env and flag names the CLI reads; flags override the environment.
+const (
+	// EnvURL names the executor's API URL (flag --url).
+	EnvURL = "SANDGATE_URL"
+	// EnvToken holds the API token (flag --token). The variable is the safe
+	// place: a flag's value is visible to every local user in argv.
+	EnvToken = "SANDGATE_API_TOKEN"
+	// DefaultURL is where `executor serve` listens by default.
+	DefaultURL = "http://127.0.0.1:7070"
+)
+
+// Streams is the process around Run: its standard streams, environment and
+// terminal, injected so tests drive Run like a shell would.
+type Streams struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Getenv reads the environment (nil reads none).
+	Getenv func(string) string
+	// StderrIsTerminal reports whether a progress bar may be drawn;
+	// StdoutIsTerminal whether export must refuse to print a tar.
+	StderrIsTerminal bool
+	StdoutIsTerminal bool
+	// HTTPClient carries the API calls; nil is a client without a timeout,
+	// since a transfer of 500 MB may take long (Ctrl-C cancels ctx).
+	HTTPClient *http.Client
+}
+
+// OSStreams returns the Streams of this process.
+func OSStreams() Streams {
+	return Streams{
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
+		StderrIsTerminal: isTerminal(os.Stderr), StdoutIsTerminal: isTerminal(os.Stdout),
+	}
+}
+
+// synopses are the subcommands' usage lines.
+var synopses = map[string]string{
+	"create": "create SESSION [--image I] [--workdir W] [--limited HOST,...] [--env K=V]... [--credential SPEC]...",
+	"exec":   "exec SESSION [--timeout D] -- COMMAND...",
+	"cp":     "cp SESSION:/path LOCAL|-  or  cp LOCAL|- SESSION:/path",
+	"export": "export SESSION [--root /workspace] [-o FILE]",
+	"rm":     "rm SESSION [--checkpoint]",
+	"ls":     "ls [--json]",
+}
+
+// notes follow a subcommand's flags in its -h.
+var notes = map[string]string{
+	"create": `A credential's secret is never a flag value: argv is readable by every local user
+(ps, /proc/PID/cmdline) and kept in shell history. secret-env=VAR reads it from the
+environment, secret-stdin from stdin (one credential at most), e.g.
+  printf %s "$TOKEN" | executor create s1 --limited api.example.com \
+    --credential id=gh,name=GH_TOKEN,secret-stdin,hosts=api.example.com,locations=headers
+`,
+	"exec": `The words after -- are joined with spaces and run by the sandbox's bash -c, as ssh
+does: quote a pipeline to keep it whole (executor exec s1 -- 'make && make test').
+The exit code is the command's; 124 when it timed out.
+`,
+	"cp": `SESSION:/path is a file in the sandbox (a trailing / appends the local base name);
+- is stdin or stdout. A pipe on stdin is spooled to a temporary file first: the API
+takes an upload only with its size. A progress bar shows on a terminal past 4 MiB.
+`,
+}
+
+// runner runs one subcommand with its arguments.
+type runner func(ctx context.Context, s *Streams, args []string) error
+
+func runners() map[string]runner {
+	return map[string]runner{"create": runCreate, "exec": runExec, "cp": runCp, "export": runExport, "rm": runRm, "ls": runLs}
+}
+
+// Run runs the subcommand args[0] with the rest of args and returns the
+// process exit code. Errors go to s.Stderr as one line for people.
+func Run(ctx context.Context, args []string, s Streams) int {
+	if s.Getenv == nil {
+		s.Getenv = func(string) string { return "" }
+	}
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		printUsage(s.Stderr)
+		if len(args) == 0 {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	run, ok := runners()[args[0]]
+	if !ok {
+		_, _ = fmt.Fprintf(s.Stderr, "executor: unknown command %q\n", args[0])
+		printUsage(s.Stderr)
+		return ExitUsage
+	}
+	return exitCode(s.Stderr, args[0], run(ctx, &s, args[1:]))
+}
+
+// exitCode reports err on stderr and returns the exit code it stands for.
+func exitCode(stderr io.Writer, name string, err error) int {
+	var ue *usageError
+	var ce exitError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, errHelp):
+		return ExitOK
+	case errors.As(err, &ce):
+		return int(ce)
+	case errors.Is(err, context.Canceled):
+		_, _ = fmt.Fprintf(stderr, "executor %s: interrupted\n", name)
+		return ExitInterrupted
+	case errors.As(err, &ue):
+		_, _ = fmt.Fprintf(stderr, "executor %s: %s\nusage: executor %s\n", name, ue.msg, synopses[name])
+		return ExitUsage
+	default:
+		_, _ = fmt.Fprintf(stderr, "executor %s: %s\n", name, err)
+		return ExitFailure
+	}
+}
+
+func printUsage(w io.Writer) {
+	names := make([]string, 0, len(synopses))
+	for n := range synopses {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	_, _ = fmt.Fprintln(w, "usage: executor COMMAND [ARGS]\n\ncommands:")
+	// serve and version are main's; they are listed here so that one
+	// usage shows the whole binary.
+	_, _ = fmt.Fprintln(w, "  executor serve [flags]   (the service; executor serve -h)\n  executor version")
+	for _, n := range names {
+		_, _ = fmt.Fprintf(w, "  executor %s\n", synopses[n])
+	}
+	_, _ = fmt.Fprintf(w, "\nEvery command takes --url (default $%s or %s) and --token (default $%s);\n"+
+		"create, exec, cp, rm and ls take --json for machine output.\n", EnvURL, DefaultURL, EnvToken)
+}
+
+// usageError is a command line the CLI does not accept: exit 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+// exitError carries an exit code that is not a failure of the CLI (exec's
+// command exited non-zero): Run exits with it and prints nothing.
+type exitError int
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// errHelp is -h: the usage was printed, exit 0.
+var errHelp = errors.New("help requested")

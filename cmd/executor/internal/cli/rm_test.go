@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/ports"
+)
+
+func TestRm(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.run("rm", "s1")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "removed session s1\n", r.stdout)
+	r = h.run("rm", "--json", "s2")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.JSONEq(t, `{"id":"s2","removed":true,"checkpoint":false}`, r.stdout)
+	require.Equal(t, []bool{false, false}, h.svc.state().deleted)
+	// The fake, like today's service, refuses a checkpointing delete.
+	r = h.run("rm", "s3", "--checkpoint")
+	require.Equal(t, ExitFailure, r.code)
+	require.Equal(t, "executor rm: this executor does not do that yet: not implemented yet\n", r.stderr)
+	require.Equal(t, []string{"delete s1", "delete s2", "delete s3"}, h.svc.called())
+}
+
+func TestLs(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.run("ls")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "SESSION  STATE  IMAGE  NETWORK  GATED\n", r.stdout)
+	r = h.run("ls", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.JSONEq(t, `{"sessions":[]}`, r.stdout)
+
+	h.svc.infos = []ports.SessionInfo{testInfo("s1"), {ID: "s2", State: ports.StateStopped}, {ID: "s3", State: ports.StateRunning,
+		Image: "i", Networking: &domain.Networking{Type: domain.NetUnrestricted}}}
+	r = h.run("ls")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "SESSION  STATE    IMAGE  NETWORK                   GATED\n"+
+		"s1       running  img:1  limited: api.example.com  yes\n"+
+		"s2       stopped  -      -                         no\n"+
+		"s3       running  i      unrestricted              no\n", r.stdout)
+	r = h.run("ls", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var got struct {
+		Sessions []ports.SessionInfo `json:"sessions"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
+	require.Equal(t, h.svc.infos, got.Sessions)
+	r = h.run("ls", "extra")
+	require.Equal(t, ExitUsage, r.code)
+}
