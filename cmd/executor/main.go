@@ -1,11 +1,8 @@
-// Command executor will be sandgate's service and its CLI: `executor serve`
-// will expose the sandbox API over HTTP to an orchestrator, host the gate's
-// config endpoint and reap idle sandboxes, and the other subcommands will
-// drive that service by hand (create, exec, cp, export, rm, ls). It is the
-// only place that will wire modules with fx.
-//
-// Today it only reports its version; the service arrives with the executor
-// issue, and until then no subcommand pretends to exist.
+// Command executor is sandgate's service and its CLI: `executor serve`
+// exposes the sandbox API over HTTP to an orchestrator, hosts the gates'
+// config endpoint and serves probes and metrics; the other subcommands drive
+// that service by hand (create, exec, cp, export, rm, ls). It is the only
+// place that wires modules with fx.
 package main
 
 import (
@@ -18,7 +15,19 @@ import (
 var version = "dev"
 
 func main() {
-	os.Exit(versioncmd.Run("executor", version,
-		"executor will run sandgate's sandbox service and its CLI; for now it only reports its version.",
-		os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(dispatch(os.Args[1:]))
+}
+
+// dispatch sends `serve` to runServe (serve*.go), `version` to versioncmd and
+// everything else to runCLI (cli*.go), and returns the exit code.
+func dispatch(args []string) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "serve":
+			return runServe(args[1:])
+		case "version", "-version", "--version":
+			return versioncmd.Run("executor", version, "", args[:1], os.Stdout, os.Stderr)
+		}
+	}
+	return runCLI(args)
 }
