@@ -19,6 +19,7 @@ import (
 	"go.uber.org/fx/fxtest"
 
 	"github.com/sandgate/sandgate/cmd/executor/internal/config"
+	"github.com/sandgate/sandgate/cmd/internal/versioncmd"
 )
 
 const testToken = "test-api-token-0123456789"
@@ -277,4 +278,17 @@ func TestNewLoggerWritesJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b.Bytes(), &line))
 	require.Equal(t, "hello", line["msg"])
 	require.Equal(t, "s1", line["session"])
+}
+
+func TestRunServeRefusesBadConfiguration(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, versioncmd.ExitUsage, runServe([]string{"--backend=kubernetes"}))
+	require.Equal(t, versioncmd.ExitUsage, runServe([]string{"--listen=0.0.0.0:0", "--api-token="}))
+	require.Equal(t, 0, runServe([]string{"-h"}))
+}
+
+func TestDispatch(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, 0, dispatch([]string{"version"}))
+	require.Equal(t, versioncmd.ExitUsage, dispatch([]string{"serve", "extra-argument"}))
 }
