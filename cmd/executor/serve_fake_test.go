@@ -20,6 +20,8 @@ type fakeProvider struct {
 	mu       sync.Mutex
 	entered  chan struct{} // closed when Owned is first entered
 	release  chan struct{} // Owned waits for it (or ctx) when non-nil
+	// cancelled is closed when a blocked Owned saw its context end.
+	cancelled chan struct{}
 }
 
 var _ ports.Provider = (*fakeProvider)(nil)
@@ -40,6 +42,9 @@ func (p *fakeProvider) Owned(ctx context.Context) ([]domain.ID, error) {
 		select {
 		case <-p.release:
 		case <-ctx.Done():
+			if p.cancelled != nil {
+				close(p.cancelled)
+			}
 			return nil, ctx.Err()
 		}
 	}

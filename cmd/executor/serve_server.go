@@ -87,19 +87,25 @@ type servers struct {
 	api     *http.Server
 	gate    *http.Server // nil without SANDGATE_GATE_LISTEN
 	apiAddr net.Addr     // set by start
+	// cancel ends every request's context when the graceful shutdown runs
+	// out of time, so handlers stop their work rather than only lose
+	// their connection.
+	cancel context.CancelFunc
 }
 
 func newServers(lc fx.Lifecycle, cfg config.Config, log *slog.Logger, m mux) *servers {
-	s := &servers{cfg: cfg, log: log, api: newHTTPServer(m.api, log)}
+	base, cancel := context.WithCancel(context.Background())
+	s := &servers{cfg: cfg, log: log, api: newHTTPServer(base, m.api, log), cancel: cancel}
 	if cfg.GateListen != "" {
-		s.gate = newHTTPServer(m.gate, log)
+		s.gate = newHTTPServer(base, m.gate, log)
 	}
 	lc.Append(fx.Hook{OnStart: s.start, OnStop: s.stop})
 	return s
 }
 
-func newHTTPServer(h http.Handler, log *slog.Logger) *http.Server {
+func newHTTPServer(base context.Context, h http.Handler, log *slog.Logger) *http.Server {
 	return &http.Server{
+		BaseContext:       func(net.Listener) context.Context { return base },
 		Handler:           h,
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleTimeout,
@@ -141,6 +147,7 @@ func (s *servers) serve(srv *http.Server, ln net.Listener, name string) {
 func (s *servers) stop(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ShutdownTimeout)
 	defer cancel()
+	defer s.cancel()
 	var errs []error
 	for _, srv := range []*http.Server{s.api, s.gate} {
 		if srv == nil {
@@ -148,6 +155,7 @@ func (s *servers) stop(ctx context.Context) error {
 		}
 		if err := srv.Shutdown(ctx); err != nil {
 			s.log.Warn("graceful shutdown cut short", "error", err)
+			s.cancel()
 			errs = append(errs, srv.Close())
 		}
 	}
