@@ -36,7 +36,7 @@ func runServe(args []string) int {
 	}
 	log := newLogger(os.Stderr)
 	fxApp := fx.New(serveOptions(cfg, log, providerModule))
-	if err := serve(fxApp, cfg); err != nil {
+	if err := serve(fxApp, cfg, log); err != nil {
 		log.Error("executor stopped", "error", err)
 		return versioncmd.ExitFailure
 	}
@@ -44,18 +44,23 @@ func runServe(args []string) int {
 }
 
 // serve starts fxApp, waits for a shutdown signal and stops it.
-func serve(fxApp *fx.App, cfg config.Config) error {
+func serve(fxApp *fx.App, cfg config.Config, log *slog.Logger) error {
 	startCtx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	if err := fxApp.Start(startCtx); err != nil {
 		return err
 	}
-	<-fxApp.Wait()
+	sig := <-fxApp.Wait()
+	log.Info("shutting down", "signal", sig.Signal.String(), "bound", cfg.ShutdownTimeout.String())
 	// The server's own bound plus room for the other hooks (telemetry flush,
 	// store close).
 	stopCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout+10*time.Second)
 	defer cancel()
-	return fxApp.Stop(stopCtx)
+	if err := fxApp.Stop(stopCtx); err != nil {
+		return err
+	}
+	log.Info("stopped")
+	return nil
 }
 
 // newLogger is the service's structured log: JSON lines on w.
