@@ -93,6 +93,12 @@ type setting struct {
 	dst                   *string
 }
 
+// secret reports whether the setting is a secret: its environment value must
+// not become the flag's default, which -h prints.
+func (s setting) secret() bool {
+	return s.env == "SANDGATE_API_TOKEN" || s.env == "SANDGATE_SECRET_KEY"
+}
+
 // raw holds the settings as strings before validation.
 type raw struct {
 	listen, gateListen, token, backend, dbURL, key, keyFile string
@@ -125,15 +131,23 @@ func Load(args []string, lookupEnv func(string) (string, bool), out io.Writer) (
 	var r raw
 	fs := flag.NewFlagSet("executor serve", flag.ContinueOnError)
 	fs.SetOutput(out)
-	for _, s := range r.settings() {
+	settings := r.settings()
+	for _, s := range settings {
 		def := s.def
-		if v, ok := lookupEnv(s.env); ok {
+		if v, ok := lookupEnv(s.env); ok && !s.secret() {
 			def = v
 		}
 		fs.StringVar(s.dst, s.flag, def, s.usage+" ("+s.env+")")
 	}
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for _, s := range settings {
+		if v, ok := lookupEnv(s.env); ok && s.secret() && !given[s.flag] {
+			*s.dst = v
+		}
 	}
 	if fs.NArg() > 0 {
 		return Config{}, fmt.Errorf("%w: unexpected argument %q", ErrInvalid, fs.Arg(0))

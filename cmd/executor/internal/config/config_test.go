@@ -48,6 +48,20 @@ func TestLoadPrecedence(t *testing.T) {
 	})
 	c, err := Load([]string{"--image", "flag-image"}, e, io.Discard)
 	require.NoError(t, err)
+	require.Empty(t, c.APIToken)
+	c, err = Load([]string{"--image", "flag-image"}, func(k string) (string, bool) {
+		if k == "SANDGATE_API_TOKEN" {
+			return token, true
+		}
+		return e(k)
+	}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, token, c.APIToken, "a secret comes from the environment")
+	c, err = Load([]string{"--image", "flag-image", "--api-token", token + "-flag"}, e, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, token+"-flag", c.APIToken, "and the flag wins over it")
+	c, err = Load([]string{"--image", "flag-image"}, e, io.Discard)
+	require.NoError(t, err)
 	require.Equal(t, "127.0.0.1:8080", c.Listen, "environment over default")
 	require.Equal(t, "flag-image", c.Image, "flag over environment")
 	require.Equal(t, DefaultGateImage, c.GateImage)
@@ -128,9 +142,12 @@ func TestLoadInvalid(t *testing.T) {
 func TestLoadHelp(t *testing.T) {
 	t.Parallel()
 	var out strings.Builder
-	_, err := Load([]string{"-h"}, env(nil), &out)
+	b64 := base64.StdEncoding.EncodeToString([]byte(key32))
+	_, err := Load([]string{"-h"}, env(map[string]string{"SANDGATE_API_TOKEN": token, "SANDGATE_SECRET_KEY": b64}), &out)
 	require.ErrorIs(t, err, flag.ErrHelp)
 	require.Contains(t, out.String(), "SANDGATE_CONTROLPLANE_URL")
+	require.NotContains(t, out.String(), token, "-h never prints a secret from the environment")
+	require.NotContains(t, out.String(), b64)
 }
 
 func TestLoadOrCreateKey(t *testing.T) {
