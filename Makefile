@@ -1,6 +1,6 @@
 # sandgate. `make test` is what CI runs (.ci/run); `make check` runs the linters.
-# `make bench` measures against the raw engine (spec/PERFORMANCE.md). There is
-# no `run` target yet: it arrives with the executor issue.
+# `make bench` measures against the raw engine (spec/PERFORMANCE.md); `make run`
+# runs the executor on this machine.
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
@@ -19,7 +19,7 @@ GOLANGCI_LINT := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 # since the in-sandbox scripts they run depend on the host (bash, mounts).
 UNIT_FLAGS := $(if $(filter true,$(CI)),-count=1)
 
-.PHONY: test fmt vet unit coverage integration docker images gate-image postgres check tidy lint bench
+.PHONY: test fmt vet unit coverage integration docker images gate-image postgres check tidy lint bench run
 
 ## test: gofmt, vet, unit tests with -race, core coverage gate, then a Docker
 ## engine, the local images and the integration tests.
@@ -84,6 +84,23 @@ export SANDGATE_TEST_GATE_IMAGE := $(GATE_IMAGE)
 gate-image: images
 	DOCKER_BUILDKIT=0 docker build -q --target gate -t $(GATE_IMAGE) . >/dev/null
 	DOCKER_BUILDKIT=0 docker build -q --target gate-runtime -t sandgate/gate-runtime:dev . >/dev/null
+
+## run: `executor serve` on 127.0.0.1:7070 (SANDGATE_LISTEN) with SQLite and
+## the secrets key under ./.sandgate/, after Docker, the base images and the
+## gate image. The API stays on loopback; the gates, on the Docker network,
+## reach the executor's gate config endpoint alone at that network's gateway
+## (SANDGATE_GATE_LISTEN, port RUN_GATE_PORT). Any SANDGATE_* set in the
+## environment wins.
+RUN_GATE_PORT ?= 7071
+run: gate-image
+	$(GO) build -o $(BIN)/executor ./cmd/executor
+	@net=$${SANDGATE_GATE_NETWORK:-bridge}; \
+	gw=$$(docker network inspect "$$net" --format '{{range .IPAM.Config}}{{.Gateway}}{{end}}'); \
+	if [ -z "$$gw" ]; then echo "run: docker network $$net has no gateway address; set SANDGATE_GATE_LISTEN and SANDGATE_CONTROLPLANE_URL"; exit 1; fi; \
+	export SANDGATE_GATE_IMAGE="$${SANDGATE_GATE_IMAGE-$(GATE_IMAGE)}"; \
+	export SANDGATE_GATE_LISTEN="$${SANDGATE_GATE_LISTEN:-$$gw:$(RUN_GATE_PORT)}"; \
+	export SANDGATE_CONTROLPLANE_URL="$${SANDGATE_CONTROLPLANE_URL:-http://$$gw:$(RUN_GATE_PORT)}"; \
+	exec $(BIN)/executor serve
 
 ## bench: every Docker row of spec/PERFORMANCE.md against its raw-engine
 ## baseline, interleaved in one run; prints one line per row and writes

@@ -1,11 +1,8 @@
-// Command executor will be sandgate's service and its CLI: `executor serve`
-// will expose the sandbox API over HTTP to an orchestrator, host the gate's
-// config endpoint and reap idle sandboxes, and the other subcommands will
-// drive that service by hand (create, exec, cp, export, rm, ls). It is the
-// only place that will wire modules with fx.
-//
-// Today it reports its version and runs the client subcommands (runCLI);
-// `serve` arrives with the rest of the executor issue.
+// Command executor is sandgate's service and its CLI: `executor serve`
+// exposes the sandbox API over HTTP to an orchestrator, hosts the gates'
+// config endpoint and serves probes and metrics; the other subcommands drive
+// that service by hand (create, exec, cp, export, rm, ls). It is the only
+// place that wires modules with fx.
 package main
 
 import (
@@ -18,13 +15,19 @@ import (
 var version = "dev"
 
 func main() {
-	args := os.Args[1:]
+	os.Exit(dispatch(os.Args[1:]))
+}
+
+// dispatch sends `serve` to runServe (serve*.go), `version` to versioncmd and
+// everything else to runCLI (cli*.go), and returns the exit code.
+func dispatch(args []string) int {
 	if len(args) > 0 {
 		switch args[0] {
+		case "serve":
+			return runServe(args[1:])
 		case "version", "-version", "--version":
-			os.Exit(versioncmd.Run("executor", version, "executor runs sandgate's sandbox service and its CLI.",
-				args, os.Stdout, os.Stderr))
+			return versioncmd.Run("executor", version, "", args[:1], os.Stdout, os.Stderr)
 		}
 	}
-	os.Exit(runCLI(args))
+	return runCLI(args)
 }

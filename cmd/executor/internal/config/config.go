@@ -1,0 +1,165 @@
+// Package config is the configuration of `executor serve`: every SANDGATE_*
+// setting of DESIGN.md, each with a flag of the same meaning (the flag wins
+// over the environment, the environment over the default), validated at
+// startup with errors that name the setting. Defaults make `executor serve`
+// work on a laptop with Docker and nothing else.
+//
+// Load reads and checks; it touches no file and no network. The secrets key
+// file (KeyFile) is read or created later, by whoever opens the store
+// (LoadOrCreateKey), so that a constructor never does I/O.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/sandgate/sandgate/core/sandbox"
+)
+
+// Defaults of the settings.
+const (
+	DefaultListen          = "127.0.0.1:7070"
+	DefaultBackend         = BackendDocker
+	DefaultDatabaseURL     = "sqlite://./.sandgate/sandgate.db"
+	DefaultKeyFile         = "./.sandgate/secret.key"
+	DefaultImage           = "debian:bookworm"
+	DefaultGateImage       = "sandgate/gate:dev"
+	DefaultGateNetwork     = "bridge"
+	DefaultShutdownTimeout = 15 * time.Second
+)
+
+// Backends of SANDGATE_BACKEND.
+const (
+	BackendDocker     = "docker"
+	BackendKubernetes = "kubernetes"
+)
+
+// MinAPITokenLen is the shortest SANDGATE_API_TOKEN accepted: the token is
+// all that stands between the network and every sandbox.
+const MinAPITokenLen = 16
+
+// ErrInvalid is wrapped by every validation error of Load.
+var ErrInvalid = errors.New("invalid configuration")
+
+// Config is the validated configuration of `executor serve`.
+type Config struct {
+	// Listen is the API's address (SANDGATE_LISTEN).
+	Listen string
+	// GateListen, when set, is a second address that serves only the gate
+	// config endpoint (SANDGATE_GATE_LISTEN): the API can stay on loopback
+	// while the gates, on a Docker network, reach the executor at the
+	// network's gateway. Gate tokens authenticate it, so it needs no API
+	// token.
+	GateListen string
+	// APIToken is the bearer token of /v1 (SANDGATE_API_TOKEN); required
+	// when Listen is not loopback. Never logged.
+	APIToken string
+	// Backend is the provider (SANDGATE_BACKEND): only "docker" today.
+	Backend string
+	// DatabaseURL names the store (SANDGATE_DATABASE_URL); it may hold a
+	// password, so no error or log line carries it.
+	DatabaseURL string
+	// SecretKey is the 32-byte key sealing credential secrets at rest
+	// (SANDGATE_SECRET_KEY, base64 or hex). Nil means KeyFile.
+	SecretKey []byte
+	// KeyFile holds the key when SecretKey is unset (SANDGATE_SECRET_KEY_FILE);
+	// it is created with a random key, mode 0600, on first start.
+	KeyFile string
+	// Image is the sandbox image of a request that names none (SANDGATE_IMAGE).
+	Image string
+	// GateImage is the egress gate's image (SANDGATE_GATE_IMAGE); empty when
+	// gates are off (see ControlplaneURL).
+	GateImage string
+	// ControlplaneURL is where gates fetch their config
+	// (SANDGATE_CONTROLPLANE_URL). Unset turns gates off: see GatesDisabled.
+	ControlplaneURL string
+	// GatesDisabled reports that a gate image was configured but no
+	// control-plane URL, so GateImage was cleared; serve says so at start.
+	GatesDisabled bool
+	// GateNetwork is the Docker network gates join (SANDGATE_GATE_NETWORK).
+	GateNetwork string
+	// ShutdownTimeout bounds the graceful shutdown (SANDGATE_SHUTDOWN_TIMEOUT).
+	ShutdownTimeout time.Duration
+	// Hardening is every sandbox's containment, from SANDBOX_*.
+	Hardening sandbox.Hardening
+}
+
+// setting is one SANDGATE_* variable and its flag.
+type setting struct {
+	env, flag, def, usage string
+	dst                   *string
+}
+
+// secret reports whether the setting is a secret: its environment value must
+// not become the flag's default, which -h prints.
+func (s setting) secret() bool {
+	return s.env == "SANDGATE_API_TOKEN" || s.env == "SANDGATE_SECRET_KEY"
+}
+
+// raw holds the settings as strings before validation.
+type raw struct {
+	listen, gateListen, token, backend, dbURL, key, keyFile string
+	image, gateImage, cpURL, gateNetwork, shutdown          string
+}
+
+func (r *raw) settings() []setting {
+	return []setting{
+		{"SANDGATE_LISTEN", "listen", DefaultListen, "address of the API (host:port)", &r.listen},
+		{"SANDGATE_GATE_LISTEN", "gate-listen", "", "extra address serving only the gate config endpoint", &r.gateListen},
+		{"SANDGATE_API_TOKEN", "api-token", "", "bearer token of the API (prefer the environment: argv is visible to local users)", &r.token},
+		{"SANDGATE_BACKEND", "backend", DefaultBackend, "sandbox backend: docker", &r.backend},
+		{"SANDGATE_DATABASE_URL", "database-url", DefaultDatabaseURL, "store: sqlite://PATH or postgres://…", &r.dbURL},
+		{"SANDGATE_SECRET_KEY", "secret-key", "", "32-byte key sealing secrets, base64 or hex (prefer the environment)", &r.key},
+		{"SANDGATE_SECRET_KEY_FILE", "secret-key-file", DefaultKeyFile, "file holding the key when SANDGATE_SECRET_KEY is unset; created 0600 on first start", &r.keyFile},
+		{"SANDGATE_IMAGE", "image", DefaultImage, "default sandbox image", &r.image},
+		{"SANDGATE_GATE_IMAGE", "gate-image", DefaultGateImage, "egress gate image; empty runs no gates", &r.gateImage},
+		{"SANDGATE_CONTROLPLANE_URL", "controlplane-url", "", "URL gates reach this executor at; unset runs no gates", &r.cpURL},
+		{"SANDGATE_GATE_NETWORK", "gate-network", DefaultGateNetwork, "Docker network gates join", &r.gateNetwork},
+		{"SANDGATE_SHUTDOWN_TIMEOUT", "shutdown-timeout", DefaultShutdownTimeout.String(), "bound of the graceful shutdown", &r.shutdown},
+	}
+}
+
+// Load parses args (the flags after `serve`) over the environment read
+// through lookupEnv (os.LookupEnv) and validates the result. A variable set
+// to the empty string counts as set: SANDGATE_GATE_IMAGE= runs no gates. Usage goes to out on -h. Errors
+// wrap ErrInvalid (or flag.ErrHelp) and name the setting; none carries a
+// secret or the database URL.
+func Load(args []string, lookupEnv func(string) (string, bool), out io.Writer) (Config, error) {
+	var r raw
+	fs := flag.NewFlagSet("executor serve", flag.ContinueOnError)
+	fs.SetOutput(out)
+	settings := r.settings()
+	for _, s := range settings {
+		def := s.def
+		if v, ok := lookupEnv(s.env); ok && !s.secret() {
+			def = v
+		}
+		fs.StringVar(s.dst, s.flag, def, s.usage+" ("+s.env+")")
+	}
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for _, s := range settings {
+		if v, ok := lookupEnv(s.env); ok && s.secret() && !given[s.flag] {
+			*s.dst = v
+		}
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("%w: unexpected argument %q", ErrInvalid, fs.Arg(0))
+	}
+	h, err := sandbox.HardeningFromEnv(func(k string) string { v, _ := lookupEnv(k); return v })
+	if err != nil {
+		return Config{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	c, err := r.validate()
+	if err != nil {
+		return Config{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	c.Hardening = h
+	return c, nil
+}

@@ -1,0 +1,184 @@
+package config
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func env(kv map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := kv[k]; return v, ok }
+}
+
+const token = "0123456789abcdef-token"
+
+var key32 = strings.Repeat("k", 32)
+
+func TestLoadDefaults(t *testing.T) {
+	t.Parallel()
+	c, err := Load(nil, env(nil), io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, DefaultListen, c.Listen)
+	require.Equal(t, BackendDocker, c.Backend)
+	require.Equal(t, DefaultDatabaseURL, c.DatabaseURL)
+	require.Equal(t, DefaultKeyFile, c.KeyFile)
+	require.Nil(t, c.SecretKey)
+	require.Equal(t, DefaultImage, c.Image)
+	require.Empty(t, c.GateImage, "no control-plane URL: no gates")
+	require.True(t, c.GatesDisabled)
+	require.Equal(t, DefaultGateNetwork, c.GateNetwork)
+	require.Equal(t, DefaultShutdownTimeout, c.ShutdownTimeout)
+	require.Equal(t, int64(512), c.Hardening.PidsLimit)
+}
+
+func TestLoadPrecedence(t *testing.T) {
+	t.Parallel()
+	e := env(map[string]string{
+		"SANDGATE_LISTEN": "127.0.0.1:8080", "SANDGATE_IMAGE": "env-image",
+		"SANDGATE_CONTROLPLANE_URL": "http://172.17.0.1:7071", "SANDGATE_GATE_LISTEN": "172.17.0.1:7071",
+		"SANDGATE_SECRET_KEY": hex.EncodeToString([]byte(key32)), "SANDGATE_SHUTDOWN_TIMEOUT": "3s",
+	})
+	c, err := Load([]string{"--image", "flag-image"}, e, io.Discard)
+	require.NoError(t, err)
+	require.Empty(t, c.APIToken)
+	c, err = Load([]string{"--image", "flag-image"}, func(k string) (string, bool) {
+		if k == "SANDGATE_API_TOKEN" {
+			return token, true
+		}
+		return e(k)
+	}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, token, c.APIToken, "a secret comes from the environment")
+	c, err = Load([]string{"--image", "flag-image", "--api-token", token + "-flag"}, e, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, token+"-flag", c.APIToken, "and the flag wins over it")
+	c, err = Load([]string{"--image", "flag-image"}, e, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:8080", c.Listen, "environment over default")
+	require.Equal(t, "flag-image", c.Image, "flag over environment")
+	require.Equal(t, DefaultGateImage, c.GateImage)
+	require.False(t, c.GatesDisabled)
+	require.Equal(t, "172.17.0.1:7071", c.GateListen)
+	require.Equal(t, []byte(key32), c.SecretKey)
+	require.Equal(t, 3*time.Second, c.ShutdownTimeout)
+}
+
+func TestLoadValid(t *testing.T) {
+	t.Parallel()
+	b64 := base64.StdEncoding.EncodeToString([]byte(key32))
+	for name, kv := range map[string]map[string]string{
+		"beyond loopback with token": {"SANDGATE_LISTEN": "0.0.0.0:7070", "SANDGATE_API_TOKEN": token},
+		"localhost":                  {"SANDGATE_LISTEN": "localhost:7070"},
+		"ipv6 loopback":              {"SANDGATE_LISTEN": "[::1]:0"},
+		"postgres":                   {"SANDGATE_DATABASE_URL": "postgres://u:pw@db/x"},
+		"key base64":                 {"SANDGATE_SECRET_KEY": b64},
+		"key base64 raw url":         {"SANDGATE_SECRET_KEY": base64.RawURLEncoding.EncodeToString([]byte(key32))},
+		"gates off explicitly":       {"SANDGATE_GATE_IMAGE": "", "SANDGATE_CONTROLPLANE_URL": "http://10.0.0.1"},
+		"loopback url, host network": {"SANDGATE_CONTROLPLANE_URL": "http://127.0.0.1:7070", "SANDGATE_GATE_NETWORK": "host"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Load(nil, env(kv), io.Discard)
+			require.NoError(t, err)
+		})
+	}
+}
+
+func TestLoadInvalid(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		kv   map[string]string
+		args []string
+		want string
+	}{
+		{"listen garbage", map[string]string{"SANDGATE_LISTEN": "nope"}, nil, "SANDGATE_LISTEN: must be host:port"},
+		{"listen empty", map[string]string{"SANDGATE_LISTEN": ""}, nil, "SANDGATE_LISTEN: must be host:port"},
+		{"listen port", nil, []string{"--listen", "127.0.0.1:99999"}, "SANDGATE_LISTEN: port must be a number"},
+		{"gate listen", map[string]string{"SANDGATE_GATE_LISTEN": "x"}, nil, "SANDGATE_GATE_LISTEN: must be host:port"},
+		{"open beyond loopback", map[string]string{"SANDGATE_LISTEN": "0.0.0.0:7070"}, nil, "SANDGATE_API_TOKEN: required when SANDGATE_LISTEN is not a loopback"},
+		{"all interfaces", map[string]string{"SANDGATE_LISTEN": ":7070"}, nil, "SANDGATE_API_TOKEN: required"},
+		{"a name", map[string]string{"SANDGATE_LISTEN": "example.internal:7070"}, nil, "SANDGATE_API_TOKEN: required"},
+		{"short token", map[string]string{"SANDGATE_API_TOKEN": "short-secret"}, nil, "SANDGATE_API_TOKEN: must be at least 16"},
+		{"token with space", map[string]string{"SANDGATE_API_TOKEN": "a-long-token with-space"}, nil, "SANDGATE_API_TOKEN: must not contain"},
+		{"kubernetes", map[string]string{"SANDGATE_BACKEND": "kubernetes"}, nil, "SANDGATE_BACKEND: kubernetes is not available yet"},
+		{"backend", nil, []string{"--backend=podman"}, "SANDGATE_BACKEND: must be docker"},
+		{"database scheme", map[string]string{"SANDGATE_DATABASE_URL": "mysql://u:hunter2@x"}, nil, "SANDGATE_DATABASE_URL: must start with"},
+		{"sqlite path", map[string]string{"SANDGATE_DATABASE_URL": "sqlite://"}, nil, "SANDGATE_DATABASE_URL: sqlite:// needs a path"},
+		{"key short", map[string]string{"SANDGATE_SECRET_KEY": "c2hvcnQ="}, nil, "SANDGATE_SECRET_KEY: must be 32 bytes"},
+		{"key file", map[string]string{"SANDGATE_SECRET_KEY_FILE": ""}, nil, "SANDGATE_SECRET_KEY_FILE: required"},
+		{"image", map[string]string{"SANDGATE_IMAGE": " "}, nil, "SANDGATE_IMAGE: must name an image"},
+		{"network", map[string]string{"SANDGATE_GATE_NETWORK": ""}, nil, "SANDGATE_GATE_NETWORK: must name"},
+		{"controlplane scheme", map[string]string{"SANDGATE_CONTROLPLANE_URL": "ftp://10.0.0.1"}, nil, "SANDGATE_CONTROLPLANE_URL: must be http(s)"},
+		{"controlplane path", map[string]string{"SANDGATE_CONTROLPLANE_URL": "http://10.0.0.1/x"}, nil, "SANDGATE_CONTROLPLANE_URL: must be http(s)"},
+		{"controlplane user", map[string]string{"SANDGATE_CONTROLPLANE_URL": "http://u:p@10.0.0.1"}, nil, "SANDGATE_CONTROLPLANE_URL: must be http(s)"},
+		{"controlplane loopback", map[string]string{"SANDGATE_CONTROLPLANE_URL": "http://127.0.0.1:7070"}, nil, `SANDGATE_CONTROLPLANE_URL: a loopback host is unreachable from gates on network "bridge"`},
+		{"controlplane localhost", map[string]string{"SANDGATE_CONTROLPLANE_URL": "http://localhost:7070"}, nil, "SANDGATE_CONTROLPLANE_URL: a loopback host"},
+		{"shutdown", map[string]string{"SANDGATE_SHUTDOWN_TIMEOUT": "-1s"}, nil, "SANDGATE_SHUTDOWN_TIMEOUT: must be a positive"},
+		{"hardening", map[string]string{"SANDBOX_PIDS_LIMIT": "lots"}, nil, "SANDBOX_PIDS_LIMIT"},
+		{"argument", nil, []string{"extra"}, `unexpected argument "extra"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Load(tt.args, env(tt.kv), io.Discard)
+			require.ErrorIs(t, err, ErrInvalid)
+			require.ErrorContains(t, err, tt.want)
+			for _, secret := range []string{"hunter2", "short-secret", "c2hvcnQ=", "with-space"} {
+				require.NotContains(t, err.Error(), secret)
+			}
+		})
+	}
+}
+
+func TestLoadHelp(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	b64 := base64.StdEncoding.EncodeToString([]byte(key32))
+	_, err := Load([]string{"-h"}, env(map[string]string{"SANDGATE_API_TOKEN": token, "SANDGATE_SECRET_KEY": b64}), &out)
+	require.ErrorIs(t, err, flag.ErrHelp)
+	require.Contains(t, out.String(), "SANDGATE_CONTROLPLANE_URL")
+	require.NotContains(t, out.String(), token, "-h never prints a secret from the environment")
+	require.NotContains(t, out.String(), b64)
+}
+
+func TestLoadOrCreateKey(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "sub", "secret.key")
+	c := Config{KeyFile: path}
+	first, err := c.LoadOrCreateKey()
+	require.NoError(t, err)
+	require.Len(t, first, KeyLen)
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+	again, err := c.LoadOrCreateKey()
+	require.NoError(t, err)
+	require.Equal(t, first, again, "the stored key is reused")
+
+	require.NoError(t, os.Chmod(path, 0o644))
+	_, err = c.LoadOrCreateKey()
+	require.ErrorContains(t, err, "SANDGATE_SECRET_KEY_FILE: "+path+" is readable by others")
+
+	given := Config{SecretKey: []byte(key32), KeyFile: path}
+	k, err := given.LoadOrCreateKey()
+	require.NoError(t, err)
+	require.Equal(t, []byte(key32), k)
+}
+
+func TestLoadOrCreateKeyBadFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "secret.key")
+	require.NoError(t, os.WriteFile(path, []byte("not a key\n"), 0o600))
+	_, err := Config{KeyFile: path}.LoadOrCreateKey()
+	require.ErrorContains(t, err, "SANDGATE_SECRET_KEY_FILE: must be 32 bytes")
+	require.NotErrorIs(t, err, os.ErrNotExist)
+}

@@ -1,0 +1,154 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// validate turns the raw settings into a Config, naming the setting of the
+// first one that is wrong.
+func (r *raw) validate() (Config, error) {
+	c := Config{
+		Listen: r.listen, GateListen: r.gateListen, APIToken: r.token,
+		Backend: r.backend, DatabaseURL: r.dbURL, KeyFile: r.keyFile,
+		Image: r.image, GateImage: r.gateImage, ControlplaneURL: r.cpURL,
+		GateNetwork: r.gateNetwork,
+	}
+	loopback, err := checkAddr("SANDGATE_LISTEN", r.listen)
+	if err != nil {
+		return Config{}, err
+	}
+	if r.gateListen != "" {
+		if _, err := checkAddr("SANDGATE_GATE_LISTEN", r.gateListen); err != nil {
+			return Config{}, err
+		}
+	}
+	if err := checkToken(r.token, loopback); err != nil {
+		return Config{}, err
+	}
+	if err := checkBackend(r.backend); err != nil {
+		return Config{}, err
+	}
+	if err := checkDatabaseURL(r.dbURL); err != nil {
+		return Config{}, err
+	}
+	if c.SecretKey, err = parseKey("SANDGATE_SECRET_KEY", r.key); err != nil {
+		return Config{}, err
+	}
+	if c.SecretKey == nil && r.keyFile == "" {
+		return Config{}, fmt.Errorf("SANDGATE_SECRET_KEY_FILE: required when SANDGATE_SECRET_KEY is unset")
+	}
+	if err := checkImages(r.image, r.gateNetwork); err != nil {
+		return Config{}, err
+	}
+	if err := c.checkGates(); err != nil {
+		return Config{}, err
+	}
+	if c.ShutdownTimeout, err = time.ParseDuration(r.shutdown); err != nil || c.ShutdownTimeout <= 0 {
+		return Config{}, fmt.Errorf("SANDGATE_SHUTDOWN_TIMEOUT: must be a positive duration such as 15s")
+	}
+	return c, nil
+}
+
+// checkAddr checks a host:port to listen on and reports whether it is a
+// loopback address. An empty host or a name other than localhost listens
+// beyond loopback (a name may resolve anywhere).
+func checkAddr(name, addr string) (loopback bool, err error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, fmt.Errorf("%s: must be host:port, such as %s", name, DefaultListen)
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || (n == 0 && port != "0") {
+		return false, fmt.Errorf("%s: port must be a number from 0 to 65535", name)
+	}
+	if host == "localhost" {
+		return true, nil
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback(), nil
+}
+
+// checkToken refuses an API open beyond loopback and a guessable token. The
+// token itself never appears in the error.
+func checkToken(token string, loopback bool) error {
+	switch {
+	case token == "" && !loopback:
+		return fmt.Errorf("SANDGATE_API_TOKEN: required when SANDGATE_LISTEN is not a loopback address")
+	case token != "" && len(token) < MinAPITokenLen:
+		return fmt.Errorf("SANDGATE_API_TOKEN: must be at least %d characters", MinAPITokenLen)
+	case strings.ContainsFunc(token, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+		return fmt.Errorf("SANDGATE_API_TOKEN: must not contain spaces or control characters")
+	}
+	return nil
+}
+
+func checkBackend(b string) error {
+	switch b {
+	case BackendDocker:
+		return nil
+	case BackendKubernetes:
+		return fmt.Errorf("SANDGATE_BACKEND: kubernetes is not available yet; use docker")
+	}
+	return fmt.Errorf("SANDGATE_BACKEND: must be docker (or, later, kubernetes)")
+}
+
+// checkDatabaseURL checks the scheme only; the URL may carry a password, so
+// it is never quoted.
+func checkDatabaseURL(u string) error {
+	switch {
+	case strings.HasPrefix(u, "sqlite://"):
+		if strings.TrimPrefix(u, "sqlite://") == "" {
+			return fmt.Errorf("SANDGATE_DATABASE_URL: sqlite:// needs a path, such as %s", DefaultDatabaseURL)
+		}
+		return nil
+	case strings.HasPrefix(u, "postgres://"), strings.HasPrefix(u, "postgresql://"):
+		return nil
+	}
+	return fmt.Errorf("SANDGATE_DATABASE_URL: must start with sqlite:// or postgres://")
+}
+
+func checkImages(image, network string) error {
+	if strings.TrimSpace(image) == "" {
+		return fmt.Errorf("SANDGATE_IMAGE: must name an image, such as %s", DefaultImage)
+	}
+	if strings.TrimSpace(network) == "" {
+		return fmt.Errorf("SANDGATE_GATE_NETWORK: must name a Docker network, such as %s", DefaultGateNetwork)
+	}
+	return nil
+}
+
+// checkGates checks the control-plane URL gates are given. Without one, no
+// gate runs (GatesDisabled): that fails closed, since BuildSpec then refuses
+// sessions with credentials and runs limited ones under the backend's own
+// no-network containment. Guessing the URL from the Docker bridge is left to
+// `make run`, which knows its machine. A loopback URL is refused unless the
+// gates share the host's network: from a container, 127.0.0.1 is the gate
+// itself.
+func (c *Config) checkGates() error {
+	if c.GateImage == "" {
+		return nil
+	}
+	if c.ControlplaneURL == "" {
+		c.GateImage, c.GatesDisabled = "", true
+		return nil
+	}
+	u, err := url.Parse(c.ControlplaneURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("SANDGATE_CONTROLPLANE_URL: must be http(s)://host[:port] with no path, user or query")
+	}
+	if c.GateNetwork == "host" {
+		return nil
+	}
+	host := u.Hostname()
+	if ip, err := netip.ParseAddr(host); host == "localhost" || (err == nil && ip.IsLoopback()) {
+		return fmt.Errorf("SANDGATE_CONTROLPLANE_URL: a loopback host is unreachable from gates on network %q; "+
+			"use an address of that network (and SANDGATE_GATE_LISTEN)", c.GateNetwork)
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"go.uber.org/fx"
+
+	"github.com/sandgate/sandgate/adapters/docker"
+	"github.com/sandgate/sandgate/app"
+	"github.com/sandgate/sandgate/cmd/executor/internal/config"
+	"github.com/sandgate/sandgate/core/executor"
+	"github.com/sandgate/sandgate/ports"
+)
+
+// configModule supplies the validated configuration, the logger and the
+// executor defaults derived from them.
+func configModule(cfg config.Config, log *slog.Logger) fx.Option {
+	return fx.Module("config",
+		fx.Supply(cfg, log),
+		fx.Provide(defaultsOf),
+		fx.Invoke(logConfig),
+	)
+}
+
+// defaultsOf is the part of the configuration that shapes every Spec.
+func defaultsOf(cfg config.Config) executor.Defaults {
+	return executor.Defaults{
+		Image:           cfg.Image,
+		GateImage:       cfg.GateImage,
+		ControlplaneURL: cfg.ControlplaneURL,
+		Hardening:       cfg.Hardening,
+	}
+}
+
+// logConfig says at start what this executor will do, never a secret.
+func logConfig(lc fx.Lifecycle, cfg config.Config, log *slog.Logger) {
+	lc.Append(fx.StartHook(func() {
+		if cfg.GatesDisabled {
+			log.Warn("gates are off: SANDGATE_CONTROLPLANE_URL is unset; sessions with credentials are refused " +
+				"and limited ones run without network")
+		}
+		log.Info("configuration", "listen", cfg.Listen, "gate_listen", cfg.GateListen,
+			"api_token_set", cfg.APIToken != "", "backend", cfg.Backend, "image", cfg.Image,
+			"gate_image", cfg.GateImage, "controlplane_url", cfg.ControlplaneURL, "gate_network", cfg.GateNetwork)
+	}))
+}
+
+// storeModule provides the token store, opened in OnStart (the secrets key
+// may have to be created first) and closed in OnStop.
+var storeModule = fx.Module("tokenstore",
+	fx.Provide(newStore, func(s *lazyStore) ports.TokenStore { return s }),
+)
+
+func newStore(lc fx.Lifecycle, cfg config.Config) *lazyStore {
+	s := &lazyStore{}
+	lc.Append(fx.Hook{
+		OnStart: func(ctx context.Context) error { return s.open(ctx, cfg) },
+		OnStop:  func(context.Context) error { return s.Close() },
+	})
+	return s
+}
+
+// providerModule provides the sandbox backend SANDGATE_BACKEND names; only
+// Docker exists (config refuses the rest). Gate tokens are revoked through
+// the store before a reap.
+var providerModule = fx.Module("provider", fx.Provide(newDockerProvider))
+
+func newDockerProvider(cfg config.Config, log *slog.Logger, store ports.TokenStore) (ports.Provider, error) {
+	// NewFromEnv only builds the client; the daemon is first dialled by a
+	// request (or /readyz).
+	return docker.NewFromEnv(docker.Options{Logger: log, Revoker: store, GateNetwork: cfg.GateNetwork})
+}
+
+// serviceModule provides the application service over provider and store.
+var serviceModule = fx.Module("service", fx.Provide(newService))
+
+func newService(p ports.Provider, s ports.TokenStore, d executor.Defaults) ports.Service {
+	return app.New(p, s, d)
+}

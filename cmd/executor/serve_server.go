@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/fx"
+
+	"github.com/sandgate/sandgate/adapters/httpapi"
+	"github.com/sandgate/sandgate/cmd/executor/internal/config"
+	"github.com/sandgate/sandgate/ports"
+)
+
+// Server bounds. No write timeout: a transfer of 500 MB may take minutes;
+// the API's own limits bound the work.
+const (
+	readHeaderTimeout = 10 * time.Second
+	idleTimeout       = 2 * time.Minute
+)
+
+// serverModule provides the HTTP servers and starts them: the API (with the
+// gate config endpoint, probes, metrics and OpenAPI document) on
+// SANDGATE_LISTEN, and the gate config endpoint alone on
+// SANDGATE_GATE_LISTEN when set.
+var serverModule = fx.Module("server",
+	fx.Provide(newMux, newServers),
+	fx.Invoke(func(*servers) {}),
+)
+
+// muxDeps are what the mux serves.
+type muxDeps struct {
+	fx.In
+	Config   config.Config
+	Log      *slog.Logger
+	Service  ports.Service
+	Store    ports.TokenStore
+	Provider ports.Provider
+	Metrics  metricsHandler
+	Meters   metric.MeterProvider
+}
+
+// mux is the API's handler and the gate endpoint's, kept apart so the gate
+// listener serves nothing else.
+type mux struct {
+	api, gate http.Handler
+}
+
+func newMux(d muxDeps) mux {
+	gate := httpapi.NewGateConfigHandler(d.Store, d.Store, d.Log)
+	m := http.NewServeMux()
+	// Every path no other pattern takes answers the API's JSON 404.
+	m.Handle("/", httpapi.NewAPIHandler(d.Service, httpapi.APIOptions{Token: d.Config.APIToken, Logger: d.Log}))
+	m.Handle(httpapi.GateConfigPath, gate)
+	m.HandleFunc("GET /healthz", healthz)
+	m.Handle("GET /readyz", readyz(d.Store, d.Provider, d.Log))
+	m.Handle("GET /metrics", d.Metrics)
+	m.HandleFunc("GET /openapi.json", serveOpenAPI)
+	return mux{api: instrument(m, d.Meters), gate: instrument(gate, d.Meters)}
+}
+
+// instrument adds a span and the http.server.* metrics per request. Probes
+// and scrapes are left out of traces: they would drown the API's spans.
+func instrument(h http.Handler, mp metric.MeterProvider) http.Handler {
+	return otelhttp.NewHandler(h, "executor",
+		otelhttp.WithMeterProvider(mp),
+		otelhttp.WithFilter(func(r *http.Request) bool {
+			switch r.URL.Path {
+			case "/healthz", "/readyz", "/metrics":
+				return false
+			}
+			return true
+		}),
+	)
+}
+
+// servers are the running HTTP servers.
+type servers struct {
+	cfg     config.Config
+	log     *slog.Logger
+	api     *http.Server
+	gate    *http.Server // nil without SANDGATE_GATE_LISTEN
+	apiAddr net.Addr     // set by start
+	// cancel ends every request's context when the graceful shutdown runs
+	// out of time, so handlers stop their work rather than only lose
+	// their connection.
+	cancel context.CancelFunc
+}
+
+func newServers(lc fx.Lifecycle, cfg config.Config, log *slog.Logger, m mux) *servers {
+	base, cancel := context.WithCancel(context.Background())
+	s := &servers{cfg: cfg, log: log, api: newHTTPServer(base, m.api, log), cancel: cancel}
+	if cfg.GateListen != "" {
+		s.gate = newHTTPServer(base, m.gate, log)
+	}
+	lc.Append(fx.Hook{OnStart: s.start, OnStop: s.stop})
+	return s
+}
+
+func newHTTPServer(base context.Context, h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		BaseContext:       func(net.Listener) context.Context { return base },
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleTimeout,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+}
+
+// start binds every address first, so that a bind error fails the start
+// and nothing half-listens, then serves.
+func (s *servers) start(context.Context) error {
+	apiLn, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("SANDGATE_LISTEN: %w", err)
+	}
+	var gateLn net.Listener
+	if s.gate != nil {
+		if gateLn, err = net.Listen("tcp", s.cfg.GateListen); err != nil {
+			_ = apiLn.Close()
+			return fmt.Errorf("SANDGATE_GATE_LISTEN: %w", err)
+		}
+		go s.serve(s.gate, gateLn, "gate")
+	}
+	s.apiAddr = apiLn.Addr()
+	go s.serve(s.api, apiLn, "api")
+	return nil
+}
+
+func (s *servers) serve(srv *http.Server, ln net.Listener, name string) {
+	s.log.Info("listening", "server", name, "addr", ln.Addr().String())
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		s.log.Error("server failed", "server", name, "error", err)
+	}
+}
+
+// stop lets in-flight requests finish within SANDGATE_SHUTDOWN_TIMEOUT, then
+// closes every connection: the requests still running see their context
+// cancelled (an exec is killed, a transfer aborted; a write never leaves a
+// half-written target, the provider writes through a temporary file).
+func (s *servers) stop(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.ShutdownTimeout)
+	defer cancel()
+	defer s.cancel()
+	var errs []error
+	for _, srv := range []*http.Server{s.api, s.gate} {
+		if srv == nil {
+			continue
+		}
+		if err := srv.Shutdown(ctx); err != nil {
+			s.log.Warn("graceful shutdown cut short", "error", err)
+			s.cancel()
+			errs = append(errs, srv.Close())
+		}
+	}
+	return errors.Join(errs...)
+}

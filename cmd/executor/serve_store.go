@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sandgate/sandgate/adapters/tokenstore"
+	"github.com/sandgate/sandgate/cmd/executor/internal/config"
+	"github.com/sandgate/sandgate/ports"
+)
+
+// errStoreClosed is the readiness answer of a store not (or no longer) open.
+var errStoreClosed = errors.New("token store is not open")
+
+// lazyStore is the ports.TokenStore the graph hands out before the database
+// is open: constructors start nothing, so the store opens in OnStart. Its
+// hook runs before any hook of what depends on it (the server), so nothing
+// calls the embedded store before it is set.
+type lazyStore struct {
+	ports.TokenStore
+}
+
+// open resolves the secrets key (creating the key file on first start) and
+// opens the store named by the configuration.
+func (s *lazyStore) open(ctx context.Context, cfg config.Config) error {
+	key, err := cfg.LoadOrCreateKey()
+	if err != nil {
+		return err
+	}
+	if err := ensureSQLiteDir(cfg.DatabaseURL); err != nil {
+		return err
+	}
+	st, err := tokenstore.Open(ctx, cfg.DatabaseURL, key)
+	if err != nil {
+		return err
+	}
+	s.TokenStore = st
+	return nil
+}
+
+// Ping reports whether the database answers.
+func (s *lazyStore) Ping(ctx context.Context) error {
+	p, ok := s.TokenStore.(interface{ Ping(context.Context) error })
+	if !ok {
+		return errStoreClosed
+	}
+	return p.Ping(ctx)
+}
+
+// Close closes the store if it was opened.
+func (s *lazyStore) Close() error {
+	if s.TokenStore == nil {
+		return nil
+	}
+	return s.TokenStore.Close()
+}
+
+// ensureSQLiteDir creates the directory of a sqlite:// database (0700: it
+// holds sealed secrets), so the laptop default ./.sandgate/ needs no setup.
+func ensureSQLiteDir(databaseURL string) error {
+	path, ok := strings.CutPrefix(databaseURL, "sqlite://")
+	if !ok {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("SANDGATE_DATABASE_URL: %w", err)
+	}
+	return nil
+}
