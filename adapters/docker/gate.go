@@ -24,6 +24,11 @@ import (
 // taken its first config (B-3).
 var gateHealthArgv = []string{"gate", "-healthcheck"}
 
+// gateMemory caps the gate container: the proxy holds at most a few
+// substituted 10 MiB bodies and its tunnels' buffers (PERFORMANCE.md: under
+// 64 MiB with 50 tunnels open).
+const gateMemory = 512 << 20
+
 // gateConfig builds the gate container's create request (C-GATE-1). It holds
 // NET_ADMIN for its firewall and SETUID/SETGID/CHOWN to drop to its uid,
 // nothing else; its root is read-only with /run on tmpfs (the iptables lock
@@ -53,7 +58,10 @@ func gateConfig(spec sandbox.Spec, token string, opts Options) (*container.Confi
 		SecurityOpt:    []string{"no-new-privileges"},
 		ReadonlyRootfs: true,
 		Tmpfs:          map[string]string{"/run": "rw,nosuid,nodev,mode=0755,size=1m"},
-		Resources:      container.Resources{PidsLimit: &pids},
+		// The gate serves one session; bounded so that a sandbox driving
+		// it out of memory takes down only its own gate (which fails
+		// closed), never the host.
+		Resources: container.Resources{PidsLimit: &pids, Memory: gateMemory, MemorySwap: gateMemory},
 	}
 	return cfg, host
 }

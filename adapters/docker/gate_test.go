@@ -277,3 +277,20 @@ func (r *revoker) Revoke(_ context.Context, sid domain.ID) error {
 	r.revoked = append(r.revoked, sid)
 	return nil
 }
+
+// The gate holds only what it needs and is bounded (C-GATE-1).
+func TestGateConfigShape(t *testing.T) {
+	t.Parallel()
+	cfg, host := gateConfig(gatedSpec("ses_a", &recMinter{f: newFakeEngine()}), "sgt_x", Options{GateNetwork: "net1"})
+	require.Equal(t, "gate", cfg.Image)
+	require.Equal(t, "0", cfg.User)
+	require.Equal(t, []string{"ALL"}, []string(host.CapDrop))
+	require.ElementsMatch(t, []string{"NET_ADMIN", "SETUID", "SETGID", "CHOWN"}, []string(host.CapAdd))
+	require.Equal(t, []string{"no-new-privileges"}, host.SecurityOpt)
+	require.True(t, host.ReadonlyRootfs)
+	require.Equal(t, "net1", string(host.NetworkMode))
+	require.Equal(t, int64(gateMemory), host.Memory)
+	require.Equal(t, int64(gateMemory), host.MemorySwap, "no swap on top")
+	require.NotNil(t, host.PidsLimit)
+	require.Contains(t, cfg.Env, "GATE_TOKEN=sgt_x")
+}
