@@ -24,7 +24,30 @@ import (
 // sees an error it could print.
 func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
 	tun, _ := ctx.UserData.(*tunnel)
-	return req, p.forward(req, tun)
+	if tun == nil {
+		return req, p.forward(req, tun)
+	}
+	tun.conn.requestRead()
+	resp := p.forward(req, tun)
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		// goproxy closes the body once the response is written; a
+		// WebSocket ends the tunnel's request loop instead.
+		resp.Body = &answerBody{ReadCloser: resp.Body, conn: tun.conn}
+	}
+	return req, resp
+}
+
+// answerBody ends the answer to a request inside a tunnel when goproxy
+// closes it: the next request head is counted from then on.
+type answerBody struct {
+	io.ReadCloser
+	conn *tunnelConn
+}
+
+func (b *answerBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.conn.answered()
+	return err
 }
 
 // forward decides on req, substitutes, sends it upstream and returns the

@@ -1,0 +1,114 @@
+package proxy
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// requireCut reads r to its end and requires the proxy to have closed the
+// connection (EOF or a reset), never our own deadline, and no response.
+func requireCut(t *testing.T, r io.Reader, msg string) {
+	t.Helper()
+	start := time.Now()
+	got, err := io.ReadAll(r)
+	require.False(t, isTimeout(err), "%s: the proxy never closed the tunnel: %v", msg, err)
+	require.Empty(t, string(got), msg)
+	require.Less(t, time.Since(start), 5*time.Second, msg)
+}
+
+// streamHead writes a request head whose one header never ends, size
+// bytes long, ignoring write errors (the proxy may close first).
+func streamHead(w io.Writer, authority string, size int) {
+	_, _ = io.WriteString(w, "GET / HTTP/1.1\r\nHost: "+authority+"\r\nX-Long: ")
+	chunk := strings.Repeat("a", 64<<10)
+	for n := 0; n < size; n += len(chunk) {
+		if _, err := io.WriteString(w, chunk); err != nil {
+			return
+		}
+	}
+}
+
+func TestInterceptHeadCap(t *testing.T) {
+	t.Parallel()
+	o, h, _ := mitmSetup(t, echo(nil), Options{})
+	authority := "api.example.com:" + o.port()
+	for _, tc := range []struct {
+		name  string
+		first bool // answer one request on the tunnel before the long head
+	}{
+		{"first head", false},
+		{"head after an answer", true},
+	} {
+		conn, br := innerTLS(t, h, authority, "api.example.com")
+		if tc.first {
+			_, err := io.WriteString(conn, "GET /one HTTP/1.1\r\nHost: "+authority+"\r\n\r\n")
+			require.NoError(t, err)
+			resp, err := http.ReadResponse(br, nil)
+			require.NoError(t, err, tc.name)
+			_, err = io.Copy(io.Discard, resp.Body)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, resp.StatusCode, tc.name)
+		}
+		go streamHead(conn, authority, 2*maxHeadBytes)
+		requireCut(t, br, tc.name)
+	}
+}
+
+// A body is no head: an upload far over the head cap, then another
+// request, still go through on one tunnel.
+func TestInterceptLargeBodyIsNotAHead(t *testing.T) {
+	t.Parallel()
+	o, h, _ := mitmSetup(t, echo(nil), Options{})
+	authority := "api.example.com:" + o.port()
+	conn, br := innerTLS(t, h, authority, "api.example.com")
+	body := strings.Repeat("b", 3*maxHeadBytes)
+	go func() {
+		_, _ = io.WriteString(conn, "POST /up HTTP/1.1\r\nHost: "+authority+"\r\nContent-Length: "+itoa(len(body))+"\r\n\r\n"+body)
+		_, _ = io.WriteString(conn, "GET /two HTTP/1.1\r\nHost: "+authority+"\r\n\r\n")
+	}()
+	for _, want := range []string{"POST /up ", "GET /two "} {
+		resp, err := http.ReadResponse(br, nil)
+		require.NoError(t, err, want)
+		got, err := io.ReadAll(resp.Body)
+		require.NoError(t, err, want)
+		require.Equal(t, http.StatusOK, resp.StatusCode, want)
+		require.True(t, strings.HasPrefix(string(got), want), want)
+	}
+}
+
+func TestInterceptSetupDeadline(t *testing.T) {
+	t.Parallel()
+	o, h, _ := mitmSetup(t, echo(nil), Options{HeaderTimeout: 300 * time.Millisecond})
+	authority := "api.example.com:" + o.port()
+	t.Run("no handshake", func(t *testing.T) {
+		t.Parallel()
+		conn, br := connect(t, h.addr, authority)
+		requireCut(t, &bufConn{Conn: conn, r: br}, "silent CONNECT")
+	})
+	t.Run("no request", func(t *testing.T) {
+		t.Parallel()
+		_, br := innerTLS(t, h, authority, "api.example.com")
+		requireCut(t, br, "handshake without a request")
+	})
+	t.Run("idle after a request", func(t *testing.T) {
+		t.Parallel()
+		conn, br := innerTLS(t, h, authority, "api.example.com")
+		for _, path := range []string{"/one", "/two"} {
+			_, err := io.WriteString(conn, "GET "+path+" HTTP/1.1\r\nHost: "+authority+"\r\n\r\n")
+			require.NoError(t, err)
+			resp, err := http.ReadResponse(br, nil)
+			require.NoError(t, err, path)
+			_, err = io.Copy(io.Discard, resp.Body)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, resp.StatusCode, path)
+			// Idle past HeaderTimeout: the set-up deadline is gone once a
+			// request was read (proving an absence needs a wait).
+			time.Sleep(500 * time.Millisecond)
+		}
+	})
+}
