@@ -1,7 +1,9 @@
 package proxy
 
 import (
+	"context"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -111,4 +113,31 @@ func TestInterceptSetupDeadline(t *testing.T) {
 			time.Sleep(500 * time.Millisecond)
 		}
 	})
+}
+
+// A tunnel still dialling when Revoke runs is closed as soon as it is
+// registered: it never relays.
+func TestRevokeDuringDial(t *testing.T) {
+	t.Parallel()
+	o := newOrigin(t, echo(nil), false)
+	cfg := limited([]string{"127.0.0.1"}, nil, nil)
+	h := start(t, Options{}, &cfg)
+	entered, release := make(chan struct{}), make(chan struct{})
+	dial := h.p.dialAddr
+	h.p.dialAddr = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		close(entered)
+		<-release
+		return dial(ctx, network, addr)
+	}
+	conn := dialProxy(t, h.addr)
+	_, err := io.WriteString(conn, "CONNECT "+o.hostPort()+" HTTP/1.1\r\nHost: "+o.hostPort()+"\r\n\r\n")
+	require.NoError(t, err)
+	select {
+	case <-entered:
+	case <-time.After(testWait):
+		require.FailNow(t, "the proxy never dialled")
+	}
+	h.p.Revoke()
+	close(release)
+	requireCut(t, conn, "a tunnel registered after Revoke")
 }
