@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/elazarl/goproxy"
 
@@ -163,6 +164,12 @@ func urlHost(t egress.Target, scheme string) string {
 func (p *Proxy) outbound(req *http.Request, scheme string, t egress.Target, bound egress.Bound, x *exchange) (*http.Request, error) {
 	h, _ := cleanHeader(req.Header)
 	x.used(replaceHeader(h, bound.Substituter(gateconfig.LocationHeaders)))
+	if !bound.Redactor().Empty() {
+		// The redactor sees only whole, unencoded bodies: a compressed
+		// or partial echo of a secret would slip past it.
+		h.Del("Accept-Encoding")
+		h.Del("Range")
+	}
 	body, length, err := p.body(req, bound, x)
 	if err != nil {
 		return nil, err
@@ -235,6 +242,10 @@ func (p *Proxy) inbound(req *http.Request, resp *http.Response, bound egress.Bou
 		resp.Body = &upgradeBody{rwc: rwc, x: x}
 		return resp
 	}
+	if !redact.Empty() && encoded(resp.Header) {
+		_ = resp.Body.Close()
+		return x.respond(req, http.StatusBadGateway, reasonEncoded)
+	}
 	var r io.Reader = counter{r: resp.Body, n: &x.recv}
 	if !redact.Empty() {
 		r = redact.Reader(r)
@@ -246,4 +257,16 @@ func (p *Proxy) inbound(req *http.Request, resp *http.Response, bound egress.Bou
 		resp.Body.(*respBody).out = tun.conn
 	}
 	return resp
+}
+
+// encoded reports whether h names a Content-Encoding other than identity.
+func encoded(h http.Header) bool {
+	for _, v := range h.Values("Content-Encoding") {
+		for c := range strings.SplitSeq(v, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -1,11 +1,14 @@
 package proxy
 
 import (
+	"compress/gzip"
 	"context"
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -140,4 +143,60 @@ func TestRevokeDuringDial(t *testing.T) {
 	h.p.Revoke()
 	close(release)
 	requireCut(t, conn, "a tunnel registered after Revoke")
+}
+
+// gzipEcho answers with the request's Authorization, gzipped unless the
+// test asks for identity, whatever the request accepts; seen gets the
+// request's Accept-Encoding and Range.
+func gzipEcho(seen *atomic.Pointer[string]) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := "ae=" + r.Header.Get("Accept-Encoding") + "|range=" + r.Header.Get("Range")
+		seen.Store(&s)
+		echo := "echo " + r.Header.Get("Authorization")
+		if r.URL.Query().Get("enc") == "identity" {
+			w.Header().Set("Content-Encoding", "identity")
+			_, _ = io.WriteString(w, echo)
+			return
+		}
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		_, _ = io.WriteString(zw, echo)
+		_ = zw.Close()
+	})
+}
+
+func TestCompressedEchoNeverPassesRedaction(t *testing.T) {
+	t.Parallel()
+	var seen atomic.Pointer[string]
+	o := newOrigin(t, gzipEcho(&seen), false)
+	res := &fakeResolver{answers: map[string][][]netip.Addr{"api.test": {addrs("127.0.0.1")}, "other.test": {addrs("127.0.0.1")}}}
+	cfg := limited([]string{"api.test", "other.test", "127.0.0.1"}, []string{"api.test"}, nil)
+	h := start(t, Options{Resolve: res.resolve}, &cfg)
+	c := h.client(nil)
+	hdr := func() http.Header {
+		return http.Header{"Authorization": {phA}, "Accept-Encoding": {"gzip"}, "Range": {"bytes=0-3"}}
+	}
+	for _, tc := range []struct {
+		name, url, seen string
+		status          int
+		body            string // exact, or "" to check it is gzip
+	}{
+		{"gzip with a redactor", "http://api.test:" + o.port() + "/", "ae=|range=", http.StatusBadGateway, fixedBody(reasonEncoded)},
+		{"identity with a redactor", "http://api.test:" + o.port() + "/?enc=identity", "ae=|range=", http.StatusOK, "echo " + phA},
+		{"no credentials bound", "http://other.test:" + o.port() + "/", "ae=gzip|range=bytes=0-3", http.StatusOK, ""},
+	} {
+		status, body := get(t, c, tc.url, hdr())
+		require.Equal(t, tc.status, status, tc.name)
+		require.Equal(t, tc.seen, *seen.Load(), tc.name)
+		require.NotContains(t, body, secretA, tc.name)
+		if tc.body != "" {
+			require.Equal(t, tc.body, body, tc.name)
+			continue
+		}
+		zr, err := gzip.NewReader(strings.NewReader(body))
+		require.NoError(t, err, tc.name)
+		plain, err := io.ReadAll(zr)
+		require.NoError(t, err, tc.name)
+		require.Equal(t, "echo "+phA, string(plain), tc.name)
+	}
 }

@@ -24,6 +24,7 @@ const (
 	reasonMethod        = "method not allowed"
 	reasonNotReady      = "not ready"
 	reasonUnsupportedUp = "unsupported upgrade"
+	reasonEncoded       = "upstream response encoding prevents redaction"
 )
 
 // fixedBody is the body of every status the proxy makes up itself.
