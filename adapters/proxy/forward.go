@@ -159,8 +159,9 @@ func urlHost(t egress.Target, scheme string) string {
 // credentials' placeholders substituted, the body substituted (≤ 10 MiB)
 // when a bound credential is enabled for it, else streamed untouched. The
 // URI is not substituted (see the package doc). A GotConn hook re-checks
-// the floor on the connection actually used, so a pooled connection to an
-// address the current policy refuses is never written to.
+// the floor on the connection actually used, and closes a pooled
+// connection to an address the current policy refuses before anything is
+// written to it.
 func (p *Proxy) outbound(req *http.Request, scheme string, t egress.Target, bound egress.Bound, x *exchange) (*http.Request, error) {
 	h, _ := cleanHeader(req.Header)
 	x.used(replaceHeader(h, bound.Substituter(gateconfig.LocationHeaders)))
@@ -181,6 +182,10 @@ func (p *Proxy) outbound(req *http.Request, scheme string, t egress.Target, boun
 			v := p.policy.Load().AdmitAddr(ap.Addr())
 			x.floor(v)
 			if !v.Allowed {
+				// cancel alone races with the request's write on a
+				// reused connection: closing it here, before the
+				// transport writes, means nothing reaches it.
+				_ = info.Conn.Close()
 				cancel()
 			}
 		}

@@ -200,3 +200,61 @@ func TestCompressedEchoNeverPassesRedaction(t *testing.T) {
 		require.Equal(t, "echo "+phA, string(plain), tc.name)
 	}
 }
+
+// A pooled upstream connection to an address the policy in force refuses
+// is never written to: the request on it does not reach the origin. The
+// write races with the refusal, so the scenario runs several times.
+func TestPooledConnRecheckedBeforeWrite(t *testing.T) {
+	t.Parallel()
+	for i := range 20 {
+		status, twos := pooledRefusal(t)
+		require.Equal(t, http.StatusBadGateway, status, "run %d", i)
+		require.Zero(t, twos, "run %d: a request reached the origin on a refused connection", i)
+	}
+}
+
+// pooledRefusal pools a connection to a loopback origin, stops admitting
+// loopback, and sends /two on that connection; it returns the status and
+// how many /two requests the origin got.
+func pooledRefusal(t *testing.T) (int, int32) {
+	t.Helper()
+	release := make(chan struct{})
+	var twos atomic.Int32
+	o := newOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/two" {
+			twos.Add(1)
+		}
+		_, _ = io.WriteString(w, "head ")
+		_ = http.NewResponseController(w).Flush()
+		if r.URL.Path == "/one" {
+			<-release
+		}
+		_, _ = io.WriteString(w, "end")
+	}), false)
+	res := &fakeResolver{answers: map[string][][]netip.Addr{"api.test": {addrs("127.0.0.1")}}}
+	cfg := limited([]string{"api.test", "127.0.0.1"}, nil, nil)
+	h := start(t, Options{Resolve: res.resolve}, &cfg)
+	c := h.client(nil)
+	url := "http://api.test:" + o.port()
+	resp, err := c.Get(url + "/one")
+	require.NoError(t, err)
+	// While /one's connection is busy (so no CloseIdleConnections reaches
+	// it), the floor stops admitting loopback; the host stays allowed.
+	cfg.Networking.AllowedHosts = []string{"api.test"}
+	require.NoError(t, h.p.SetConfig(cfg))
+	// SetConfig's CloseIdleConnections would also close /one's connection
+	// when it turns idle, until the transport next looks for one: this
+	// request does (and its own dial is refused by the floor).
+	status, _ := get(t, c, url+"/probe", nil)
+	require.Equal(t, http.StatusForbidden, status)
+	close(release)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, "head end", string(body))
+	require.Equal(t, int32(1), o.conns.Load())
+	// /one's upstream connection is back in the pool now.
+	status, _ = get(t, c, url+"/two", nil)
+	require.Equal(t, int32(1), o.conns.Load(), "/two was sent on the pooled connection")
+	return status, twos.Load()
+}
