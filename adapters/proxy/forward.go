@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/elazarl/goproxy"
 
@@ -217,13 +219,39 @@ func (p *Proxy) body(req *http.Request, bound egress.Bound, x *exchange) (io.Rea
 	if req.ContentLength > egress.MaxBodyBytes {
 		return nil, 0, fmt.Errorf("%w: content-length %d", egress.ErrBodyTooLarge, req.ContentLength)
 	}
+	// Each substitution holds up to twice MaxBodyBytes until the body is
+	// sent: a few at a time, so concurrent requests cannot exhaust memory.
+	select {
+	case p.substs <- struct{}{}:
+	default:
+		return nil, 0, errSubstBusy
+	}
 	data, ids, err := egress.SubstituteBody(sub, req.Body)
 	if err != nil {
+		<-p.substs
 		return nil, 0, err
 	}
 	x.used(ids)
 	x.sent.Add(int64(len(data)))
-	return io.NopCloser(bytes.NewReader(data)), int64(len(data)), nil
+	return &substBody{Reader: bytes.NewReader(data), release: func() { <-p.substs }}, int64(len(data)), nil
+}
+
+// maxSubstitutions bounds the request bodies substituted at once.
+const maxSubstitutions = 8
+
+var errSubstBusy = errors.New("too many body substitutions at once")
+
+// substBody is a substituted request body; closing it (the transport
+// always does) frees its substitution slot, once.
+type substBody struct {
+	io.Reader
+	once    sync.Once
+	release func()
+}
+
+func (b *substBody) Close() error {
+	b.once.Do(b.release)
+	return nil
 }
 
 // inbound turns the upstream response into the client's: hop-by-hop and

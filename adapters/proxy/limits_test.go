@@ -258,3 +258,54 @@ func pooledRefusal(t *testing.T) (int, int32) {
 	require.Equal(t, int32(1), o.conns.Load(), "/two was sent on the pooled connection")
 	return status, twos.Load()
 }
+
+// awaitSubsts waits (bounded) until n body substitutions hold a slot.
+func awaitSubsts(t *testing.T, p *Proxy, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return len(p.substs) == n }, testWait, 5*time.Millisecond, "want %d substitutions", n)
+}
+
+func TestBodySubstitutionsBounded(t *testing.T) {
+	t.Parallel()
+	var seen atomic.Pointer[string]
+	o := newOrigin(t, echo(&seen), false)
+	res := &fakeResolver{answers: map[string][][]netip.Addr{"api.test": {addrs("127.0.0.1")}}}
+	cfg := limited([]string{"api.test", "127.0.0.1"}, []string{"api.test"}, nil)
+	h := start(t, Options{Resolve: res.resolve}, &cfg)
+	authority := "api.test:" + o.port()
+	// Each of these sends a tenth of its announced body, then stalls in
+	// substitution.
+	stalled := make([]net.Conn, maxSubstitutions)
+	for i := range stalled {
+		stalled[i] = dialProxy(t, h.addr)
+		_, err := io.WriteString(stalled[i], "POST http://"+authority+"/ HTTP/1.1\r\nHost: "+authority+"\r\nContent-Length: 100\r\n\r\nk="+phA[:8])
+		require.NoError(t, err)
+	}
+	awaitSubsts(t, h.p, maxSubstitutions)
+	post := func() (int, string) {
+		req, err := http.NewRequest(http.MethodPost, "http://"+authority+"/", strings.NewReader("k="+phA))
+		require.NoError(t, err)
+		resp, err := h.client(nil).Do(req)
+		require.NoError(t, err)
+		defer func() { _ = resp.Body.Close() }()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+	status, body := post()
+	require.Equal(t, http.StatusTooManyRequests, status)
+	require.Equal(t, fixedBody(reasonSubstBusy), body)
+	require.Nil(t, seen.Load(), "a refused request never reaches the origin")
+	// One stalled client gives up: its slot is free again.
+	require.NoError(t, stalled[0].Close())
+	awaitSubsts(t, h.p, maxSubstitutions-1)
+	status, body = post()
+	require.Equal(t, http.StatusOK, status, body)
+	require.Contains(t, *seen.Load(), "body=k="+secretA+"\n")
+	// Sent bodies give their slots back.
+	awaitSubsts(t, h.p, maxSubstitutions-1)
+	for _, c := range stalled[1:] {
+		require.NoError(t, c.Close())
+	}
+	awaitSubsts(t, h.p, 0)
+}

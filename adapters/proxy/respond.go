@@ -25,6 +25,7 @@ const (
 	reasonNotReady      = "not ready"
 	reasonUnsupportedUp = "unsupported upgrade"
 	reasonEncoded       = "upstream response encoding prevents redaction"
+	reasonSubstBusy     = "too many concurrent credential substitutions"
 )
 
 // fixedBody is the body of every status the proxy makes up itself.
