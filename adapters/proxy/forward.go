@@ -35,20 +35,26 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		// goproxy closes the body once the response is written; a
 		// WebSocket ends the tunnel's request loop instead.
-		resp.Body = &answerBody{ReadCloser: resp.Body, conn: tun.conn}
+		resp.Body = &answerBody{ReadCloser: resp.Body, req: req.Body, conn: tun.conn}
 	}
 	return req, resp
 }
 
 // answerBody ends the answer to a request inside a tunnel when goproxy
-// closes it: the next request head is counted from then on.
+// closes it: the next request head is counted from then on. The request's
+// body is closed first (net/http drains what is unread, as goproxy's own
+// Close right after would), so its bytes do not count as a head.
 type answerBody struct {
 	io.ReadCloser
+	req  io.Closer
 	conn *tunnelConn
 }
 
 func (b *answerBody) Close() error {
 	err := b.ReadCloser.Close()
+	if b.req != nil {
+		_ = b.req.Close()
+	}
 	b.conn.answered()
 	return err
 }

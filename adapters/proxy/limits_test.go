@@ -65,24 +65,42 @@ func TestInterceptHeadCap(t *testing.T) {
 }
 
 // A body is no head: an upload far over the head cap, then another
-// request, still go through on one tunnel.
-func TestInterceptLargeBodyIsNotAHead(t *testing.T) {
+// request, still go through on one tunnel, whether the upload is read
+// upstream or refused unread (it is drained as part of its answer).
+func TestInterceptBodyIsNotAHead(t *testing.T) {
 	t.Parallel()
-	o, h, _ := mitmSetup(t, echo(nil), Options{})
-	authority := "api.example.com:" + o.port()
-	conn, br := innerTLS(t, h, authority, "api.example.com")
-	body := strings.Repeat("b", 3*maxHeadBytes)
-	go func() {
-		_, _ = io.WriteString(conn, "POST /up HTTP/1.1\r\nHost: "+authority+"\r\nContent-Length: "+itoa(len(body))+"\r\n\r\n"+body)
-		_, _ = io.WriteString(conn, "GET /two HTTP/1.1\r\nHost: "+authority+"\r\n\r\n")
-	}()
-	for _, want := range []string{"POST /up ", "GET /two "} {
-		resp, err := http.ReadResponse(br, nil)
-		require.NoError(t, err, want)
-		got, err := io.ReadAll(resp.Body)
-		require.NoError(t, err, want)
-		require.Equal(t, http.StatusOK, resp.StatusCode, want)
-		require.True(t, strings.HasPrefix(string(got), want), want)
+	for _, tc := range []struct {
+		name   string
+		refuse bool
+		status int
+		want   []string // each response body's start
+	}{
+		{"read upstream", false, http.StatusOK, []string{"POST /up ", "GET /two "}},
+		{"refused unread", true, http.StatusForbidden, []string{fixedBody(reasonDenied), fixedBody(reasonDenied)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o, h, cfg := mitmSetup(t, echo(nil), Options{})
+			authority := "api.example.com:" + o.port()
+			conn, br := innerTLS(t, h, authority, "api.example.com")
+			if tc.refuse {
+				cfg.Networking.AllowedHosts = []string{"other.example.com", "127.0.0.1"}
+				require.NoError(t, h.p.SetConfig(cfg))
+			}
+			body := strings.Repeat("b", 3*maxHeadBytes)
+			go func() {
+				_, _ = io.WriteString(conn, "POST /up HTTP/1.1\r\nHost: "+authority+"\r\nContent-Length: "+itoa(len(body))+"\r\n\r\n"+body)
+				_, _ = io.WriteString(conn, "GET /two HTTP/1.1\r\nHost: "+authority+"\r\n\r\n")
+			}()
+			for _, want := range tc.want {
+				resp, err := http.ReadResponse(br, nil)
+				require.NoError(t, err, want)
+				got, err := io.ReadAll(resp.Body)
+				require.NoError(t, err, want)
+				require.Equal(t, tc.status, resp.StatusCode, want)
+				require.True(t, strings.HasPrefix(string(got), want), "%s: %q", want, got)
+			}
+		})
 	}
 }
 
