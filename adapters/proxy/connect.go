@@ -115,11 +115,12 @@ func endWrite(dst net.Conn, err error, other net.Conn) {
 }
 
 // track registers a tunnel's connections so Revoke and Shutdown can close
-// them; the returned func unregisters them. Closing happens outside p.mu:
-// a tunnel's Close unregisters itself.
+// them; the returned func unregisters them. A tunnel registered after
+// either (it was still dialling or being set up) is closed at once.
+// Closing happens outside p.mu: a tunnel's Close unregisters itself.
 func (p *Proxy) track(conns ...io.Closer) func() {
 	p.mu.Lock()
-	closed := p.closed
+	closed := p.closed || p.revoked
 	for _, c := range conns {
 		p.tunnels[c] = struct{}{}
 	}

@@ -33,6 +33,15 @@
 //     then forwarded as plain HTTP to the authority, with the same checks.
 //   - A traceparent sent by the sandbox becomes a link of the span and travels
 //     to the origin unchanged; the gate never injects its own context.
-//   - Tunnels carry no deadline (long streams must live); they are bounded by
-//     Options.MaxTunnels instead, and Revoke and Shutdown close them.
+//   - Tunnels carry no deadline once in use (long streams must live); they
+//     are bounded by Options.MaxTunnels instead, and Revoke and Shutdown
+//     close them (also one still dialling). An intercepted tunnel must
+//     finish its TLS handshake and first request head within
+//     Options.HeaderTimeout, and each request head inside it is capped at
+//     1 MiB, as goproxy reads them without a limit.
+//   - With credentials bound, the upstream request loses Accept-Encoding
+//     and Range, and a response with a Content-Encoding other than identity
+//     gets 502: the redactor sees only whole, unencoded bodies.
+//   - At most 8 request bodies are substituted (and held in memory) at
+//     once; a request over that gets 429.
 package proxy

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +12,8 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/elazarl/goproxy"
 
@@ -24,7 +27,36 @@ import (
 // sees an error it could print.
 func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
 	tun, _ := ctx.UserData.(*tunnel)
-	return req, p.forward(req, tun)
+	if tun == nil {
+		return req, p.forward(req, tun)
+	}
+	tun.conn.requestRead()
+	resp := p.forward(req, tun)
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		// goproxy closes the body once the response is written; a
+		// WebSocket ends the tunnel's request loop instead.
+		resp.Body = &answerBody{ReadCloser: resp.Body, req: req.Body, conn: tun.conn}
+	}
+	return req, resp
+}
+
+// answerBody ends the answer to a request inside a tunnel when goproxy
+// closes it: the next request head is counted from then on. The request's
+// body is closed first (net/http drains what is unread, as goproxy's own
+// Close right after would), so its bytes do not count as a head.
+type answerBody struct {
+	io.ReadCloser
+	req  io.Closer
+	conn *tunnelConn
+}
+
+func (b *answerBody) Close() error {
+	err := b.ReadCloser.Close()
+	if b.req != nil {
+		_ = b.req.Close()
+	}
+	b.conn.answered()
+	return err
 }
 
 // forward decides on req, substitutes, sends it upstream and returns the
@@ -135,11 +167,18 @@ func urlHost(t egress.Target, scheme string) string {
 // credentials' placeholders substituted, the body substituted (≤ 10 MiB)
 // when a bound credential is enabled for it, else streamed untouched. The
 // URI is not substituted (see the package doc). A GotConn hook re-checks
-// the floor on the connection actually used, so a pooled connection to an
-// address the current policy refuses is never written to.
+// the floor on the connection actually used, and closes a pooled
+// connection to an address the current policy refuses before anything is
+// written to it.
 func (p *Proxy) outbound(req *http.Request, scheme string, t egress.Target, bound egress.Bound, x *exchange) (*http.Request, error) {
 	h, _ := cleanHeader(req.Header)
 	x.used(replaceHeader(h, bound.Substituter(gateconfig.LocationHeaders)))
+	if !bound.Redactor().Empty() {
+		// The redactor sees only whole, unencoded bodies: a compressed
+		// or partial echo of a secret would slip past it.
+		h.Del("Accept-Encoding")
+		h.Del("Range")
+	}
 	body, length, err := p.body(req, bound, x)
 	if err != nil {
 		return nil, err
@@ -151,6 +190,10 @@ func (p *Proxy) outbound(req *http.Request, scheme string, t egress.Target, boun
 			v := p.policy.Load().AdmitAddr(ap.Addr())
 			x.floor(v)
 			if !v.Allowed {
+				// cancel alone races with the request's write on a
+				// reused connection: closing it here, before the
+				// transport writes, means nothing reaches it.
+				_ = info.Conn.Close()
 				cancel()
 			}
 		}
@@ -182,13 +225,39 @@ func (p *Proxy) body(req *http.Request, bound egress.Bound, x *exchange) (io.Rea
 	if req.ContentLength > egress.MaxBodyBytes {
 		return nil, 0, fmt.Errorf("%w: content-length %d", egress.ErrBodyTooLarge, req.ContentLength)
 	}
+	// Each substitution holds up to twice MaxBodyBytes until the body is
+	// sent: a few at a time, so concurrent requests cannot exhaust memory.
+	select {
+	case p.substs <- struct{}{}:
+	default:
+		return nil, 0, errSubstBusy
+	}
 	data, ids, err := egress.SubstituteBody(sub, req.Body)
 	if err != nil {
+		<-p.substs
 		return nil, 0, err
 	}
 	x.used(ids)
 	x.sent.Add(int64(len(data)))
-	return io.NopCloser(bytes.NewReader(data)), int64(len(data)), nil
+	return &substBody{Reader: bytes.NewReader(data), release: func() { <-p.substs }}, int64(len(data)), nil
+}
+
+// maxSubstitutions bounds the request bodies substituted at once.
+const maxSubstitutions = 8
+
+var errSubstBusy = errors.New("too many body substitutions at once")
+
+// substBody is a substituted request body; closing it (the transport
+// always does) frees its substitution slot, once.
+type substBody struct {
+	io.Reader
+	once    sync.Once
+	release func()
+}
+
+func (b *substBody) Close() error {
+	b.once.Do(b.release)
+	return nil
 }
 
 // inbound turns the upstream response into the client's: hop-by-hop and
@@ -212,6 +281,10 @@ func (p *Proxy) inbound(req *http.Request, resp *http.Response, bound egress.Bou
 		resp.Body = &upgradeBody{rwc: rwc, x: x}
 		return resp
 	}
+	if !redact.Empty() && encoded(resp.Header) {
+		_ = resp.Body.Close()
+		return x.respond(req, http.StatusBadGateway, reasonEncoded)
+	}
 	var r io.Reader = counter{r: resp.Body, n: &x.recv}
 	if !redact.Empty() {
 		r = redact.Reader(r)
@@ -223,4 +296,16 @@ func (p *Proxy) inbound(req *http.Request, resp *http.Response, bound egress.Bou
 		resp.Body.(*respBody).out = tun.conn
 	}
 	return resp
+}
+
+// encoded reports whether h names a Content-Encoding other than identity.
+func encoded(h http.Header) bool {
+	for _, v := range h.Values("Content-Encoding") {
+		for c := range strings.SplitSeq(v, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				return true
+			}
+		}
+	}
+	return false
 }

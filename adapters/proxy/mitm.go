@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/elazarl/goproxy"
 
@@ -146,6 +147,9 @@ func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	w.hijacked.Store(true)
 	x := w.tun.x
 	tc := &tunnelConn{Conn: c, x: x}
+	// The TLS handshake and the first request head must come within
+	// HeaderTimeout, or a silent tunnel would hold its slot forever.
+	_ = tc.SetReadDeadline(time.Now().Add(w.p.opts.HeaderTimeout))
 	untrack := w.p.track(tc)
 	tc.done = func() {
 		untrack()

@@ -56,6 +56,9 @@ func TestHealthz(t *testing.T) {
 func TestPolicyOnPlainHTTP(t *testing.T) {
 	t.Parallel()
 	o := newOrigin(t, echo(nil), false)
+	// The one allowed case has its own origin: o counts only connections
+	// that refused requests must never make, while subtests run in parallel.
+	allowed := newOrigin(t, echo(nil), false)
 	for _, tc := range []struct {
 		name   string
 		cfg    *gateconfig.Config
@@ -64,7 +67,7 @@ func TestPolicyOnPlainHTTP(t *testing.T) {
 		rule   string
 	}{
 		{"no config denies", nil, o.URL + "/", http.StatusForbidden, egress.RuleNoConfig},
-		{"exact IP allowed", ptr(limited([]string{"127.0.0.1"}, nil, nil)), o.URL + "/", http.StatusOK, "opened:127.0.0.1"},
+		{"exact IP allowed", ptr(limited([]string{"127.0.0.1"}, nil, nil)), allowed.URL + "/", http.StatusOK, "opened:127.0.0.1"},
 		{"other host only", ptr(limited([]string{"api.example.com"}, nil, nil)), o.URL + "/", http.StatusForbidden, egress.RuleNotAllowed},
 		{"unrestricted keeps the loopback floor", ptr(unrestricted()), o.URL + "/", http.StatusForbidden, "floor:loopback"},
 		{"decimal spelling", ptr(unrestricted()), "http://2130706433:" + o.port() + "/", http.StatusForbidden, egress.RuleNonCanonicalIP},

@@ -78,6 +78,7 @@ type Proxy struct {
 	resolve  func(ctx context.Context, host string) ([]netip.Addr, error)
 	dialAddr func(ctx context.Context, network, addr string) (net.Conn, error) // tests replace it
 	slots    chan struct{}                                                     // one per live tunnel
+	substs   chan struct{}                                                     // one per body substitution
 
 	mu      sync.Mutex
 	revoked bool
@@ -114,6 +115,7 @@ func New(opts Options) (*Proxy, error) {
 		tracer:  opts.Tracer.Tracer("github.com/sandgate/sandgate/adapters/proxy"),
 		resolve: opts.Resolve,
 		slots:   make(chan struct{}, opts.MaxTunnels),
+		substs:  make(chan struct{}, maxSubstitutions),
 		tunnels: map[io.Closer]struct{}{},
 	}
 	if p.resolve == nil {

@@ -24,6 +24,8 @@ const (
 	reasonMethod        = "method not allowed"
 	reasonNotReady      = "not ready"
 	reasonUnsupportedUp = "unsupported upgrade"
+	reasonEncoded       = "upstream response encoding prevents redaction"
+	reasonSubstBusy     = "too many concurrent credential substitutions"
 )
 
 // fixedBody is the body of every status the proxy makes up itself.

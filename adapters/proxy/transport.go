@@ -40,6 +40,8 @@ func failure(err error) (int, string, egress.Verdict, bool) {
 		return de.status, de.reason, de.verdict, de.status == http.StatusForbidden
 	case errors.Is(err, egress.ErrBodyTooLarge):
 		return http.StatusRequestEntityTooLarge, reasonTooLarge, egress.Verdict{}, false
+	case errors.Is(err, errSubstBusy):
+		return http.StatusTooManyRequests, reasonSubstBusy, egress.Verdict{}, false
 	case isTimeout(err), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusGatewayTimeout, reasonUpstreamTime, egress.Verdict{}, false
 	}

@@ -1,12 +1,26 @@
 package proxy
 
 import (
+	"errors"
 	"net"
+	"net/http"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // maxHeldBytes bounds what a tunnel holds back before writing it anyway.
 const maxHeldBytes = 64 << 10
+
+// maxHeadBytes bounds what a client sends into an intercepted tunnel while
+// no request is being answered: the TLS handshake and each request head.
+// goproxy reads inner requests without a limit, so an endless header line
+// would otherwise grow without bound. It counts the connection's bytes
+// (TLS records included), so the plaintext head it allows is a little less
+// than net/http's default limit.
+const maxHeadBytes = http.DefaultMaxHeaderBytes
+
+var errHeadTooLarge = errors.New("request head too large")
 
 // tunnelConn is an intercepted tunnel's client connection, under goproxy's
 // TLS. It counts the client's bytes, ends the tunnel on its first Close,
@@ -22,6 +36,12 @@ type tunnelConn struct {
 	once sync.Once
 	done func()
 
+	// answering is set while a request is answered (its body and the
+	// response may be of any size); head counts the bytes read otherwise,
+	// since the last answer ended.
+	answering atomic.Bool
+	head      atomic.Int64
+
 	wmu     sync.Mutex
 	holding bool
 	held    []byte
@@ -34,7 +54,25 @@ func (c *tunnelConn) Read(b []byte) (int, error) {
 	}
 	n, err := c.Conn.Read(b)
 	c.x.sent.Add(int64(n))
+	if !c.answering.Load() && c.head.Add(int64(n)) > maxHeadBytes {
+		_ = c.Close()
+		return 0, errHeadTooLarge
+	}
 	return n, err
+}
+
+// requestRead marks a request head as read: the bytes that follow (its
+// body) are not counted, and the set-up deadline (Hijack) is lifted.
+func (c *tunnelConn) requestRead() {
+	c.answering.Store(true)
+	_ = c.SetReadDeadline(time.Time{})
+}
+
+// answered marks the end of an answer: the next request head is counted
+// from zero.
+func (c *tunnelConn) answered() {
+	c.head.Store(0)
+	c.answering.Store(false)
 }
 
 func (c *tunnelConn) Write(b []byte) (int, error) {
