@@ -53,6 +53,7 @@ var dockerRows = []rowSpec{
 	}},
 	{"provision-cold", "<=1.20", provisionColdRow},
 	{"exec-parallel-32", ">=0.85", parallelRow},
+	{"api-exec", "added<=2ms", apiExecRow},
 }
 
 // latencyRow: ratio = median ours / median baseline (lower is better).
