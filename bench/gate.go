@@ -205,13 +205,8 @@ func gateMITMRow(_ context.Context, e *env) (Row, error) {
 	if e.quick {
 		size = 16 << 20
 	}
-	chunk := make([]byte, 64<<10)
 	origin := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		for left := size; left > 0; left -= int64(len(chunk)) {
-			if _, err := w.Write(chunk[:min(left, int64(len(chunk)))]); err != nil {
-				return
-			}
-		}
+		_ = writeN(w, size)
 	}))
 	defer origin.Close()
 	originRoots := x509.NewCertPool()
@@ -239,7 +234,6 @@ func sourceServer(size int64) (net.Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	chunk := make([]byte, 64<<10)
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -248,15 +242,22 @@ func sourceServer(size int64) (net.Listener, error) {
 			}
 			go func() {
 				defer func() { _ = c.Close() }()
-				for left := size; left > 0; left -= int64(len(chunk)) {
-					if _, err := c.Write(chunk[:min(left, int64(len(chunk)))]); err != nil {
-						return
-					}
-				}
+				_ = writeN(c, size)
 			}()
 		}
 	}()
 	return ln, nil
+}
+
+// writeN writes size zero bytes to w in 64 KiB chunks.
+func writeN(w io.Writer, size int64) error {
+	chunk := make([]byte, 64<<10)
+	for left := size; left > 0; left -= int64(len(chunk)) {
+		if _, err := w.Write(chunk[:min(left, int64(len(chunk)))]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // drainTunnel reads the proxy's answer to CONNECT, then size bytes.
