@@ -158,6 +158,9 @@ func (x *exchange) finish() {
 			attribute.String("sandgate.session_id", x.p.opts.SessionID),
 		}
 		x.span.SetAttributes(attrs...)
+		if x.p.opts.Verdicts != nil {
+			x.p.opts.Verdicts.Add(x.verdict.Allowed, x.verdict.Reason())
+		}
 		if x.status >= http.StatusInternalServerError {
 			x.span.SetStatus(codes.Error, http.StatusText(x.status))
 		}

@@ -57,6 +57,10 @@ type Options struct {
 	Logger *slog.Logger
 	// SessionID names the session in spans and in the CA's subject.
 	SessionID string
+	// Verdicts, when set, counts every request's verdict by its bounded
+	// reason (egress.Verdict.Reason), for the gate's reports to the
+	// control plane.
+	Verdicts *gateconfig.Tally
 	// MaxTunnels caps concurrent CONNECT tunnels (default 256); a CONNECT
 	// over it gets 429.
 	MaxTunnels int

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"strings"
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/gateconfig"
@@ -173,4 +174,20 @@ func Decide(p *Policy, hostport string, resolved netip.Addr) Verdict {
 		return f
 	}
 	return v
+}
+
+// Reason folds the verdict's rule into the bounded set of report reasons
+// (gateconfig.Reason*): the rules that name an allowed_hosts entry or a
+// floor reason lose the entry, anything unknown becomes "other". Metrics
+// count by it; spans keep the full rule.
+func (v Verdict) Reason() string {
+	switch {
+	case strings.HasPrefix(v.Rule, "allowed_hosts:"):
+		return gateconfig.ReasonAllowedHost
+	case strings.HasPrefix(v.Rule, "opened:"):
+		return gateconfig.ReasonOpened
+	case strings.HasPrefix(v.Rule, "floor:"):
+		return gateconfig.ReasonFloor
+	}
+	return gateconfig.Reason(v.Rule)
 }

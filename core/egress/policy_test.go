@@ -109,3 +109,22 @@ func TestDecide(t *testing.T) {
 	require.Equal(t, "allowed (public)", open.AdmitAddr(pub).String())
 	require.Equal(t, "denied (no-config)", Decide(nil, "a.com:1", pub).String())
 }
+
+func TestVerdictReason(t *testing.T) {
+	t.Parallel()
+	tests := map[string]string{
+		"allowed_hosts:api.example.com": gateconfig.ReasonAllowedHost,
+		"opened:10.0.0.0/8":             gateconfig.ReasonOpened,
+		"floor:loopback":                gateconfig.ReasonFloor,
+		RuleNotAllowed:                  gateconfig.ReasonNotAllowed,
+		RuleNoConfig:                    gateconfig.ReasonNoConfig,
+		RuleUnrestricted:                gateconfig.ReasonUnrestricted,
+		RuleInvalidHost:                 gateconfig.ReasonInvalidHost,
+		RuleNonCanonicalIP:              gateconfig.ReasonNonCanonicalIP,
+		RuleDeniedAddress:               gateconfig.ReasonDeniedAddress,
+		"something-new":                 gateconfig.ReasonOther,
+	}
+	for rule, want := range tests {
+		require.Equal(t, want, Verdict{Rule: rule}.Reason(), rule)
+	}
+}
