@@ -57,10 +57,16 @@ type httpFetcher struct {
 	client     *http.Client
 }
 
-// newHTTPFetcher returns a fetcher of url with its own transport: no proxy
-// variables (Proxy nil), bounded dial, handshake and header waits, no
-// redirects (a redirect would carry the token elsewhere).
+// newHTTPFetcher returns a fetcher of url on a client of its own
+// (controlPlaneClient).
 func newHTTPFetcher(url, token string) *httpFetcher {
+	return &httpFetcher{url: url, token: token, client: controlPlaneClient()}
+}
+
+// controlPlaneClient is a client for the control plane with its own
+// transport: no proxy variables (Proxy nil), bounded dial, handshake and
+// header waits, no redirects (a redirect would carry the token elsewhere).
+func controlPlaneClient() *http.Client {
 	tr := &http.Transport{
 		Proxy:                 nil,
 		DialContext:           (&net.Dialer{Timeout: fetchDialTimeout, KeepAlive: 30 * time.Second}).DialContext,
@@ -70,11 +76,11 @@ func newHTTPFetcher(url, token string) *httpFetcher {
 		IdleConnTimeout:       90 * time.Second,
 		ForceAttemptHTTP2:     true,
 	}
-	return &httpFetcher{url: url, token: token, client: &http.Client{
+	return &http.Client{
 		Transport:     tr,
 		Timeout:       fetchTimeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
+	}
 }
 
 func (f *httpFetcher) Fetch(ctx context.Context) ([]byte, outcome, error) {

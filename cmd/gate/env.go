@@ -46,9 +46,14 @@ type settings struct {
 
 // ConfigURL is the gate config endpoint under the control plane's URL
 // (CONTRACT §0), keeping a path prefix the URL may have.
-func (s settings) ConfigURL() string {
+func (s settings) ConfigURL() string { return s.endpoint("/internal/v1/gate/config") }
+
+// ReportURL is where the gate reports its verdict counts.
+func (s settings) ReportURL() string { return s.endpoint("/internal/v1/gate/report") }
+
+func (s settings) endpoint(path string) string {
 	u := *s.ControlPlane
-	u.Path = strings.TrimSuffix(u.Path, "/") + "/internal/v1/gate/config"
+	u.Path = strings.TrimSuffix(u.Path, "/") + path
 	u.RawPath = ""
 	return u.String()
 }

@@ -54,6 +54,8 @@ type proxyOptions struct {
 	Tracer    trace.TracerProvider
 	Logger    *slog.Logger
 	SessionID string
+	// Verdicts counts the proxy's verdicts for the reports.
+	Verdicts *gateconfig.Tally
 }
 
 // deps are the gate's collaborators; main wires the real ones.
@@ -63,6 +65,8 @@ type deps struct {
 	newProxy  func(opts proxyOptions) (egressProxy, error)
 	// fetcher fetches the config; nil builds the real one from the settings.
 	fetcher fetcher
+	// reporter sends verdict reports; nil builds the real one.
+	reporter reporter
 	log     *slog.Logger
 	// ready, if set, is called once the gate is ready (tests await it).
 	ready func()
@@ -97,7 +101,8 @@ func serve(ctx context.Context, s settings, d deps) (err error) {
 			d.log.Warn("telemetry flush failed", "err", serr)
 		}
 	}()
-	p, err := d.newProxy(proxyOptions{Deny: deny, Tracer: tp, Logger: d.log, SessionID: string(s.SessionID)})
+	tally := &gateconfig.Tally{}
+	p, err := d.newProxy(proxyOptions{Deny: deny, Tracer: tp, Logger: d.log, SessionID: string(s.SessionID), Verdicts: tally})
 	if err != nil {
 		return fmt.Errorf("proxy: %w", err)
 	}
@@ -105,12 +110,13 @@ func serve(ctx context.Context, s settings, d deps) (err error) {
 	if err != nil {
 		return fmt.Errorf("listen on GATE_ADDR %s: %w", s.Addr, err)
 	}
-	return run(ctx, s, d, p, ln)
+	return run(ctx, s, d, p, ln, tally)
 }
 
-// run serves the proxy on ln and keeps its config fresh until ctx is done or
-// the proxy fails; then it shuts the proxy down within shutdownGrace.
-func run(ctx context.Context, s settings, d deps, p egressProxy, ln net.Listener) error {
+// run serves the proxy on ln, keeps its config fresh and reports the
+// verdicts counted in tally until ctx is done or the proxy fails; then it
+// shuts the proxy down within shutdownGrace and sends a last report.
+func run(ctx context.Context, s settings, d deps, p egressProxy, ln net.Listener, tally *gateconfig.Tally) error {
 	served := make(chan error, 1)
 	go func() { served <- p.Serve(ln) }()
 	f := d.fetcher
@@ -121,11 +127,20 @@ func run(ctx context.Context, s settings, d deps, p egressProxy, ln net.Listener
 		fetch: f, proxy: p, caFile: s.CAFile, interval: s.FetchInterval,
 		log: d.log, ready: d.ready, readyAttrs: []any{"addr", s.Addr.String(), "session", string(s.SessionID)},
 	}
+	rep := d.reporter
+	if rep == nil {
+		rep = newHTTPReporter(s.ReportURL(), s.Token)
+	}
+	rl := &reportLoop{tally: tally, send: rep, interval: min(s.FetchInterval, maxReportInterval), log: d.log}
 	lctx, stopLoop := context.WithCancel(ctx)
-	looped := make(chan struct{})
+	looped := make(chan struct{}, 2)
 	go func() {
-		defer close(looped)
+		defer func() { looped <- struct{}{} }()
 		l.run(lctx)
+	}()
+	go func() {
+		defer func() { looped <- struct{}{} }()
+		rl.run(lctx)
 	}()
 	var serveErr error
 	select {
@@ -139,9 +154,12 @@ func run(ctx context.Context, s settings, d deps, p egressProxy, ln net.Listener
 	}
 	stopLoop()
 	<-looped
+	<-looped
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
 	shutErr := p.Shutdown(sctx)
+	// The requests Shutdown waited for are counted now.
+	rl.flush(sctx)
 	if serveErr == nil {
 		// A Shutdown that won the race with Serve's start makes Serve
 		// return http.ErrServerClosed: that is a clean stop too.

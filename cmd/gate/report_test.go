@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/core/gateconfig"
+)
+
+// fakeReporter answers with the scripted outcomes in turn (fetched once the
+// script is used up) and records what it was sent.
+type fakeReporter struct {
+	mu     sync.Mutex
+	script []outcome
+	sent   []gateconfig.Report
+}
+
+func (f *fakeReporter) Report(_ context.Context, r gateconfig.Report) (outcome, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sent = append(f.sent, r)
+	if len(f.script) == 0 {
+		return fetched, nil
+	}
+	o := f.script[0]
+	f.script = f.script[1:]
+	if o != fetched {
+		return o, errInjected
+	}
+	return o, nil
+}
+
+func (f *fakeReporter) reports() []gateconfig.Report {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]gateconfig.Report(nil), f.sent...)
+}
+
+func denied(n int64) gateconfig.Report {
+	return gateconfig.Report{Verdicts: []gateconfig.VerdictCount{
+		{Verdict: gateconfig.VerdictDenied, Reason: gateconfig.ReasonNotAllowed, Count: n}}}
+}
+
+func TestReportLoopFlush(t *testing.T) {
+	t.Parallel()
+	log, _ := testLogger(t)
+	f := &fakeReporter{script: []outcome{failed, fetched, revoked}}
+	l := &reportLoop{tally: &gateconfig.Tally{}, send: f, interval: time.Hour, log: log}
+	ctx := context.Background()
+
+	l.flush(ctx)
+	require.Empty(t, f.reports(), "an empty tally sends nothing")
+
+	l.tally.Add(false, gateconfig.ReasonNotAllowed)
+	l.flush(ctx) // fails: the count is kept
+	l.tally.Add(false, gateconfig.ReasonNotAllowed)
+	l.flush(ctx) // carries both
+	require.Equal(t, []gateconfig.Report{denied(1), denied(2)}, f.reports())
+	require.True(t, l.tally.Take().Empty())
+
+	l.tally.Add(false, gateconfig.ReasonNotAllowed)
+	l.flush(ctx) // 401: reporting stops for good
+	require.True(t, l.revoked)
+	l.tally.Add(false, gateconfig.ReasonNotAllowed)
+	l.flush(ctx)
+	require.Len(t, f.reports(), 3)
+
+	done := make(chan struct{})
+	go func() { l.run(ctx); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		require.FailNow(t, "run kept going after a revoked token")
+	}
+}
+
+func TestReportLoopRunsEveryInterval(t *testing.T) {
+	t.Parallel()
+	log, _ := testLogger(t)
+	f := &fakeReporter{}
+	l := &reportLoop{tally: &gateconfig.Tally{}, send: f, interval: 10 * time.Millisecond, log: log}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { l.run(ctx); close(done) }()
+	l.tally.Add(false, gateconfig.ReasonNotAllowed)
+	require.Eventually(t, func() bool { return len(f.reports()) == 1 }, 5*time.Second, 5*time.Millisecond)
+	cancel()
+	<-done
+	require.Equal(t, denied(1), f.reports()[0])
+}
+
+func TestHTTPReporter(t *testing.T) {
+	t.Parallel()
+	var (
+		mu     sync.Mutex
+		status = http.StatusNoContent
+		got    gateconfig.Report
+		auth   string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		auth = r.Header.Get("Authorization")
+		require.Equal(t, http.MethodPost, r.Method)
+		require.Equal(t, "/internal/v1/gate/report", r.URL.Path)
+		require.NoError(t, json.NewDecoder(r.Body).Decode(&got))
+		if status == http.StatusFound {
+			w.Header().Set("Location", "http://127.0.0.1:1/elsewhere")
+		}
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(srv.Close)
+	u, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	s := settings{ControlPlane: u}
+	h := newHTTPReporter(s.ReportURL(), testToken)
+	for _, tt := range []struct {
+		status int
+		want   outcome
+	}{
+		{http.StatusNoContent, fetched}, {http.StatusUnauthorized, revoked},
+		{http.StatusInternalServerError, failed}, {http.StatusFound, failed},
+	} {
+		mu.Lock()
+		status = tt.status
+		mu.Unlock()
+		o, err := h.Report(context.Background(), denied(3))
+		require.Equal(t, tt.want, o, "status %d", tt.status)
+		if tt.want != fetched {
+			require.Error(t, err)
+			require.NotContains(t, err.Error(), testToken)
+		}
+		mu.Lock()
+		require.Equal(t, "Bearer "+testToken, auth)
+		require.Equal(t, denied(3), got)
+		mu.Unlock()
+	}
+	srv.Close()
+	o, err := h.Report(context.Background(), denied(1))
+	require.Equal(t, failed, o)
+	require.Error(t, err)
+	require.False(t, errors.Is(err, context.Canceled))
+}
+
+// TestShutdownReports: what the proxy counted before the gate stops is
+// reported on the way out, after the proxy's shutdown.
+func TestShutdownReports(t *testing.T) {
+	t.Parallel()
+	f := &fakeReporter{}
+	g := startGate(t, "", func(_ *gateRun, d *deps) { d.reporter = f })
+	select {
+	case <-g.ready:
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "never ready")
+	}
+	require.NotNil(t, g.proxy.opts.Verdicts, "the proxy counts into the gate's tally")
+	g.proxy.opts.Verdicts.Add(false, gateconfig.ReasonNotAllowed)
+	g.stop()
+	require.NoError(t, g.wait(t))
+	require.Equal(t, []gateconfig.Report{denied(1)}, f.reports())
+}
