@@ -67,7 +67,7 @@ type deps struct {
 	fetcher fetcher
 	// reporter sends verdict reports; nil builds the real one.
 	reporter reporter
-	log     *slog.Logger
+	log      *slog.Logger
 	// ready, if set, is called once the gate is ready (tests await it).
 	ready func()
 }
