@@ -1,0 +1,115 @@
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+
+	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/session"
+	"github.com/sandgate/sandgate/ports"
+)
+
+// GateReportPath is where gates report their verdict counts.
+const GateReportPath = "/internal/v1/gate/report"
+
+// VerdictsMetric is the counter the reports add to, with the attributes
+// verdict (allowed|denied) and reason (gateconfig.Reasons; "other" for any
+// other value). Prometheus shows it as sandgate_gate_verdicts_total.
+const VerdictsMetric = "sandgate.gate.verdicts"
+
+// gateReportHandler adds a gate's verdict counts to the verdicts counter.
+type gateReportHandler struct {
+	tokens   ports.GateTokens
+	verdicts metric.Int64Counter
+	log      *slog.Logger
+}
+
+// NewGateReportHandler returns the handler of POST
+// /internal/v1/gate/report (GateReportPath; every other path is 404). It
+// authenticates the gate token like the config endpoint (401 for a missing,
+// malformed, unknown or revoked one, before the body is read), then reads a
+// gateconfig.Report of at most gateconfig.MaxReportBytes (413 beyond),
+// validates it strictly (gateconfig.ParseReport; 400 invalid_argument) and
+// adds each count to the VerdictsMetric counter of mp. It answers 204. The
+// session id goes to the debug log line only: as a metric attribute it
+// would make one series per session. A nil mp counts nothing; a nil log
+// discards.
+func NewGateReportHandler(tokens ports.GateTokens, mp metric.MeterProvider, log *slog.Logger) (http.Handler, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if mp == nil {
+		mp = noop.NewMeterProvider()
+	}
+	c, err := mp.Meter("github.com/sandgate/sandgate/adapters/httpapi").Int64Counter(VerdictsMetric,
+		metric.WithDescription("Egress requests the sessions' gates allowed or denied, by reason."),
+		metric.WithUnit("{request}"))
+	if err != nil {
+		return nil, err
+	}
+	h := &gateReportHandler{tokens: tokens, verdicts: c, log: log}
+	mux := http.NewServeMux()
+	mux.Handle(GateReportPath, h)
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		writeError(w, http.StatusNotFound, CodeNotFound, "no such endpoint")
+	})
+	return mux, nil
+}
+
+func (h *gateReportHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, "only POST is allowed")
+		return
+	}
+	token, reason := bearerToken(r.Header)
+	if reason != "" {
+		h.unauthorized(w, r, reason)
+		return
+	}
+	sid, err := h.tokens.Authenticate(r.Context(), token)
+	switch {
+	case errors.Is(err, session.ErrUnauthorized):
+		h.unauthorized(w, r, "unknown or revoked token")
+		return
+	case err != nil:
+		h.log.ErrorContext(r.Context(), "gate report failed", "err", err)
+		writeError(w, http.StatusInternalServerError, CodeInternal, "the report could not be taken")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, gateconfig.MaxReportBytes))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		writeError(w, http.StatusRequestEntityTooLarge, CodeInvalidArgument, "the report is too large")
+		return
+	case err != nil:
+		writeError(w, http.StatusBadRequest, CodeInvalidArgument, "the report could not be read")
+		return
+	}
+	rep, err := gateconfig.ParseReport(body)
+	if err != nil {
+		h.log.WarnContext(r.Context(), "gate report refused", "session_id", sid, "err", err)
+		// ParseReport's messages name a field or a bound, never a value.
+		writeError(w, http.StatusBadRequest, CodeInvalidArgument, err.Error())
+		return
+	}
+	for _, v := range rep.Verdicts {
+		h.verdicts.Add(r.Context(), v.Count, metric.WithAttributes(
+			attribute.String("verdict", v.Verdict), attribute.String("reason", v.Reason)))
+	}
+	h.log.DebugContext(r.Context(), "gate report", "session_id", sid, "verdicts", rep.Verdicts)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (h *gateReportHandler) unauthorized(w http.ResponseWriter, r *http.Request, reason string) {
+	h.log.WarnContext(r.Context(), "gate report refused", "reason", reason, "remote", r.RemoteAddr)
+	w.Header().Set("WWW-Authenticate", bearerScheme)
+	writeError(w, http.StatusUnauthorized, CodeUnauthorized, "a valid gate token is required")
+}
