@@ -1,7 +1,8 @@
-// Package telemetry builds the OpenTelemetry tracer provider of sandgate's
-// binaries from the standard OTEL_EXPORTER_OTLP_* environment: spans are
-// exported over OTLP gRPC when an endpoint is configured, and nothing is
-// done at all otherwise.
+// Package telemetry is sandgate's OpenTelemetry adapter. It builds the
+// tracer provider and the OTLP metric reader of sandgate's binaries from the
+// standard OTEL_* environment (spans and metrics are exported over OTLP gRPC
+// when an endpoint is configured, and nothing is done at all otherwise), and
+// decorates a ports.Provider with spans and metrics (NewProvider).
 //
 // Export never slows the caller (CONTRACT B-5): spans wait in a bounded
 // queue that drops when full, and a dead or slow collector costs dropped
@@ -16,9 +17,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
@@ -38,18 +37,14 @@ const (
 // exporter.
 var endpointVars = []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"}
 
-// Enabled reports whether the environment names an OTLP endpoint (and
-// OTEL_SDK_DISABLED is not "true").
+// Enabled reports whether the environment names an OTLP endpoint for
+// traces, OTEL_SDK_DISABLED is not "true" and OTEL_TRACES_EXPORTER is not
+// "none".
 func Enabled() bool {
-	if strings.EqualFold(strings.TrimSpace(os.Getenv("OTEL_SDK_DISABLED")), "true") {
+	if sdkDisabled() || strings.EqualFold(strings.TrimSpace(os.Getenv("OTEL_TRACES_EXPORTER")), "none") {
 		return false
 	}
-	for _, v := range endpointVars {
-		if strings.TrimSpace(os.Getenv(v)) != "" {
-			return true
-		}
-	}
-	return false
+	return anySet(endpointVars)
 }
 
 // NewTracerProvider returns the tracer provider for the binary called service
@@ -78,15 +73,11 @@ func NewTracerProvider(ctx context.Context, service string) (trace.TracerProvide
 	if err != nil {
 		return nil, nil, fmt.Errorf("telemetry: OTLP gRPC exporter: %w", err)
 	}
-	res, err := resource.New(ctx,
-		resource.WithTelemetrySDK(),
-		resource.WithSchemaURL(semconv.SchemaURL),
-		resource.WithAttributes(semconv.ServiceName(service)),
-	)
+	res, err := Resource(ctx, service)
 	if err != nil {
 		// Only detectors can fail, and these do not; stop the exporter anyway.
 		_ = exp.Shutdown(ctx)
-		return nil, nil, fmt.Errorf("telemetry: resource: %w", err)
+		return nil, nil, err
 	}
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithResource(res),
