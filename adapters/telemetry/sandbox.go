@@ -117,4 +117,3 @@ func (s *Sandbox) Destroy(ctx context.Context) (err error) {
 	})
 	return err
 }
-
