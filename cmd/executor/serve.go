@@ -81,6 +81,7 @@ func serveOptions(cfg config.Config, log *slog.Logger, provider fx.Option) fx.Op
 		telemetryModule,
 		storeModule,
 		provider,
+		fx.Decorate(decorateProvider),
 		serviceModule,
 		serverModule,
 	)

@@ -30,6 +30,8 @@ func defaultsOf(cfg config.Config) executor.Defaults {
 		GateImage:       cfg.GateImage,
 		ControlplaneURL: cfg.ControlplaneURL,
 		Hardening:       cfg.Hardening,
+		OTelEndpoint:    cfg.GateOTelEndpoint,
+		OTelInsecure:    cfg.GateOTelInsecure,
 	}
 }
 
@@ -42,7 +44,8 @@ func logConfig(lc fx.Lifecycle, cfg config.Config, log *slog.Logger) {
 		}
 		log.Info("configuration", "listen", cfg.Listen, "gate_listen", cfg.GateListen,
 			"api_token_set", cfg.APIToken != "", "backend", cfg.Backend, "image", cfg.Image,
-			"gate_image", cfg.GateImage, "controlplane_url", cfg.ControlplaneURL, "gate_network", cfg.GateNetwork)
+			"gate_image", cfg.GateImage, "controlplane_url", cfg.ControlplaneURL, "gate_network", cfg.GateNetwork,
+			"gate_otel_endpoint", cfg.GateOTelEndpoint)
 	}))
 }
 

@@ -52,17 +52,42 @@ type mux struct {
 	api, gate http.Handler
 }
 
-func newMux(d muxDeps) mux {
-	gate := httpapi.NewGateConfigHandler(d.Store, d.Store, d.Log)
+func newMux(d muxDeps) (mux, error) {
+	gate, err := gateHandler(d)
+	if err != nil {
+		return mux{}, err
+	}
 	m := http.NewServeMux()
 	// Every path no other pattern takes answers the API's JSON 404.
 	m.Handle("/", httpapi.NewAPIHandler(d.Service, httpapi.APIOptions{Token: d.Config.APIToken, Logger: d.Log}))
 	m.Handle(httpapi.GateConfigPath, gate)
+	m.Handle(httpapi.GateReportPath, gate)
 	m.HandleFunc("GET /healthz", healthz)
 	m.Handle("GET /readyz", readyz(d.Store, d.Provider, d.Log))
 	m.Handle("GET /metrics", d.Metrics)
 	m.HandleFunc("GET /openapi.json", serveOpenAPI)
-	return mux{api: instrument(m, d.Meters), gate: instrument(gate, d.Meters)}
+	api, err := accessLog(m, d.Meters, d.Log)
+	if err != nil {
+		return mux{}, err
+	}
+	gateLogged, err := accessLog(gate, d.Meters, d.Log)
+	if err != nil {
+		return mux{}, err
+	}
+	return mux{api: instrument(api, d.Meters), gate: instrument(gateLogged, d.Meters)}, nil
+}
+
+// gateHandler serves the gates' endpoints, config and verdict report, and
+// nothing else (every other path is 404).
+func gateHandler(d muxDeps) (http.Handler, error) {
+	report, err := httpapi.NewGateReportHandler(d.Store, d.Meters, d.Log)
+	if err != nil {
+		return nil, err
+	}
+	m := http.NewServeMux()
+	m.Handle(httpapi.GateReportPath, report)
+	m.Handle("/", httpapi.NewGateConfigHandler(d.Store, d.Store, d.Log))
+	return m, nil
 }
 
 // instrument adds a span and the http.server.* metrics per request. Probes

@@ -17,30 +17,68 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/sandgate/sandgate/adapters/telemetry"
+	"github.com/sandgate/sandgate/ports"
 )
 
-// telemetryModule provides the meter provider behind /metrics and installs
-// the OTLP tracer provider (a no-op without OTEL_EXPORTER_OTLP_*) in OnStart.
+// serviceName is the executor's service.name in its spans and metrics.
+const serviceName = "executor"
+
+// telemetryModule provides the meter provider behind /metrics (and over
+// OTLP when OTEL_EXPORTER_OTLP_* names an endpoint) and installs the OTLP
+// tracer provider (a no-op without one) in OnStart. The provider's spans
+// and metrics come from decorateProvider, which serveOptions applies at the
+// root (an fx decoration reaches only its own module's scope).
 var telemetryModule = fx.Module("telemetry",
 	fx.Provide(newMetrics),
 	fx.Invoke(installTracing),
 )
+
+// decorateProvider wraps the configured provider with a span per operation
+// and the provider metrics. It uses the global tracer provider, which
+// forwards to the one installTracing sets in OnStart.
+func decorateProvider(p ports.Provider, mp metric.MeterProvider, log *slog.Logger) (ports.Provider, error) {
+	return telemetry.NewProvider(p, telemetry.ProviderOptions{
+		Tracer: otel.GetTracerProvider(), Meter: mp, Logger: log.With("component", "provider"),
+	})
+}
 
 // metricsHandler serves the registry in the Prometheus text format.
 type metricsHandler http.Handler
 
 // newMetrics builds a registry of its own (Go runtime, process, and every
 // OpenTelemetry instrument of the meter provider), so /metrics shows nothing
-// a library registered globally. A pull exporter starts nothing.
-func newMetrics(lc fx.Lifecycle) (metric.MeterProvider, metricsHandler, error) {
+// a library registered globally. A pull exporter starts nothing. With an
+// OTLP endpoint configured, the same instruments are also pushed by a
+// periodic reader: its goroutine starts with it (the SDK offers no later
+// start), but it only ticks, connects lazily and exports nothing before the
+// first interval; OnStop flushes it within the stop bound.
+func newMetrics(lc fx.Lifecycle, log *slog.Logger) (metric.MeterProvider, metricsHandler, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	exp, err := otelprom.New(otelprom.WithRegisterer(reg))
 	if err != nil {
 		return nil, nil, fmt.Errorf("prometheus exporter: %w", err)
 	}
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp))
-	lc.Append(fx.StopHook(mp.Shutdown))
+	res, err := telemetry.Resource(context.Background(), serviceName)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := []sdkmetric.Option{sdkmetric.WithResource(res), sdkmetric.WithReader(exp)}
+	otlp, err := telemetry.NewMetricReader(context.Background())
+	if err != nil {
+		return nil, nil, err
+	}
+	if otlp != nil {
+		opts = append(opts, sdkmetric.WithReader(otlp))
+	}
+	mp := sdkmetric.NewMeterProvider(opts...)
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			log.Info("metrics", "otlp", otlp != nil)
+			return nil
+		},
+		OnStop: mp.Shutdown,
+	})
 	return mp, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), nil
 }
 
@@ -51,7 +89,12 @@ func installTracing(lc fx.Lifecycle, log *slog.Logger) {
 	var shutdown func(context.Context) error
 	lc.Append(fx.Hook{
 		OnStart: func(ctx context.Context) error {
-			tp, stop, err := telemetry.NewTracerProvider(ctx, "executor")
+			// Failed exports are logged as JSON among the other lines,
+			// not printed as plain text by the SDK's default handler.
+			otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+				log.Warn("telemetry", "err", err)
+			}))
+			tp, stop, err := telemetry.NewTracerProvider(ctx, serviceName)
 			if err != nil {
 				return fmt.Errorf("tracing: %w", err)
 			}

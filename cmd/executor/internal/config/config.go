@@ -81,6 +81,15 @@ type Config struct {
 	GatesDisabled bool
 	// GateNetwork is the Docker network gates join (SANDGATE_GATE_NETWORK).
 	GateNetwork string
+	// GateOTelEndpoint is the OTLP gRPC collector gates export their
+	// egress_request spans to (SANDGATE_GATE_OTEL_ENDPOINT); empty: gates
+	// export nothing. It is not OTEL_EXPORTER_OTLP_ENDPOINT, the executor's
+	// own: gates reach the collector from the gate network, where the
+	// executor's address for it (often loopback) may mean nothing.
+	GateOTelEndpoint string
+	// GateOTelInsecure makes gates export without TLS
+	// (SANDGATE_GATE_OTEL_INSECURE); an http:// endpoint is plaintext anyway.
+	GateOTelInsecure bool
 	// ShutdownTimeout bounds the graceful shutdown (SANDGATE_SHUTDOWN_TIMEOUT).
 	ShutdownTimeout time.Duration
 	// Hardening is every sandbox's containment, from SANDBOX_*.
@@ -103,6 +112,7 @@ func (s setting) secret() bool {
 type raw struct {
 	listen, gateListen, token, backend, dbURL, key, keyFile string
 	image, gateImage, cpURL, gateNetwork, shutdown          string
+	gateOTel, gateOTelInsecure                              string
 }
 
 func (r *raw) settings() []setting {
@@ -118,6 +128,8 @@ func (r *raw) settings() []setting {
 		{"SANDGATE_GATE_IMAGE", "gate-image", DefaultGateImage, "egress gate image; empty runs no gates", &r.gateImage},
 		{"SANDGATE_CONTROLPLANE_URL", "controlplane-url", "", "URL gates reach this executor at; unset runs no gates", &r.cpURL},
 		{"SANDGATE_GATE_NETWORK", "gate-network", DefaultGateNetwork, "Docker network gates join", &r.gateNetwork},
+		{"SANDGATE_GATE_OTEL_ENDPOINT", "gate-otel-endpoint", "", "OTLP gRPC collector URL gates export spans to, as the gate network reaches it; empty: none", &r.gateOTel},
+		{"SANDGATE_GATE_OTEL_INSECURE", "gate-otel-insecure", "false", "gates export to the collector without TLS", &r.gateOTelInsecure},
 		{"SANDGATE_SHUTDOWN_TIMEOUT", "shutdown-timeout", DefaultShutdownTimeout.String(), "bound of the graceful shutdown", &r.shutdown},
 	}
 }

@@ -37,6 +37,21 @@ func TestLoadDefaults(t *testing.T) {
 	require.Equal(t, DefaultGateNetwork, c.GateNetwork)
 	require.Equal(t, DefaultShutdownTimeout, c.ShutdownTimeout)
 	require.Equal(t, int64(512), c.Hardening.PidsLimit)
+	require.Empty(t, c.GateOTelEndpoint, "gates export nothing unless told")
+	require.False(t, c.GateOTelInsecure)
+}
+
+func TestLoadGateOTel(t *testing.T) {
+	t.Parallel()
+	c, err := Load([]string{"--gate-otel-insecure=true"}, env(map[string]string{
+		"SANDGATE_GATE_OTEL_ENDPOINT": "http://otel-collector:4317"}), io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, "http://otel-collector:4317", c.GateOTelEndpoint)
+	require.True(t, c.GateOTelInsecure)
+	c, err = Load(nil, env(map[string]string{"SANDGATE_GATE_OTEL_ENDPOINT": "http://127.0.0.1:4317",
+		"SANDGATE_GATE_NETWORK": "host"}), io.Discard)
+	require.NoError(t, err, "loopback is the host's own when gates share its network")
+	require.Equal(t, "http://127.0.0.1:4317", c.GateOTelEndpoint)
 }
 
 func TestLoadPrecedence(t *testing.T) {
@@ -122,6 +137,10 @@ func TestLoadInvalid(t *testing.T) {
 		{"controlplane user", map[string]string{"SANDGATE_CONTROLPLANE_URL": "http://u:p@10.0.0.1"}, nil, "SANDGATE_CONTROLPLANE_URL: must be http(s)"},
 		{"controlplane loopback", map[string]string{"SANDGATE_CONTROLPLANE_URL": "http://127.0.0.1:7070"}, nil, `SANDGATE_CONTROLPLANE_URL: a loopback host is unreachable from gates on network "bridge"`},
 		{"controlplane localhost", map[string]string{"SANDGATE_CONTROLPLANE_URL": "http://localhost:7070"}, nil, "SANDGATE_CONTROLPLANE_URL: a loopback host"},
+		{"gate otel scheme", map[string]string{"SANDGATE_GATE_OTEL_ENDPOINT": "grpc://10.0.0.9:4317"}, nil, "SANDGATE_GATE_OTEL_ENDPOINT: must be http(s)"},
+		{"gate otel path", map[string]string{"SANDGATE_GATE_OTEL_ENDPOINT": "http://10.0.0.9:4317/v1"}, nil, "SANDGATE_GATE_OTEL_ENDPOINT: must be http(s)"},
+		{"gate otel loopback", map[string]string{"SANDGATE_GATE_OTEL_ENDPOINT": "http://127.0.0.1:4317"}, nil, "SANDGATE_GATE_OTEL_ENDPOINT: a loopback host"},
+		{"gate otel insecure", map[string]string{"SANDGATE_GATE_OTEL_INSECURE": "maybe"}, nil, "SANDGATE_GATE_OTEL_INSECURE: must be true or false"},
 		{"shutdown", map[string]string{"SANDGATE_SHUTDOWN_TIMEOUT": "-1s"}, nil, "SANDGATE_SHUTDOWN_TIMEOUT: must be a positive"},
 		{"hardening", map[string]string{"SANDBOX_PIDS_LIMIT": "lots"}, nil, "SANDBOX_PIDS_LIMIT"},
 		{"argument", nil, []string{"extra"}, `unexpected argument "extra"`},

@@ -49,6 +49,9 @@ func (r *raw) validate() (Config, error) {
 	if err := c.checkGates(); err != nil {
 		return Config{}, err
 	}
+	if err := c.checkGateOTel(r.gateOTel, r.gateOTelInsecure); err != nil {
+		return Config{}, err
+	}
 	if c.ShutdownTimeout, err = time.ParseDuration(r.shutdown); err != nil || c.ShutdownTimeout <= 0 {
 		return Config{}, fmt.Errorf("SANDGATE_SHUTDOWN_TIMEOUT: must be a positive duration such as 15s")
 	}
@@ -150,5 +153,30 @@ func (c *Config) checkGates() error {
 		return fmt.Errorf("SANDGATE_CONTROLPLANE_URL: a loopback host is unreachable from gates on network %q; "+
 			"use an address of that network (and SANDGATE_GATE_LISTEN)", c.GateNetwork)
 	}
+	return nil
+}
+
+// checkGateOTel checks the collector handed to gates: an http(s) URL with a
+// host and nothing but an optional port, and not loopback unless gates share
+// the host's network (from a gate, 127.0.0.1 is the gate itself).
+func (c *Config) checkGateOTel(endpoint, insecure string) error {
+	var err error
+	if c.GateOTelInsecure, err = strconv.ParseBool(insecure); err != nil {
+		return fmt.Errorf("SANDGATE_GATE_OTEL_INSECURE: must be true or false")
+	}
+	if endpoint == "" {
+		return nil
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("SANDGATE_GATE_OTEL_ENDPOINT: must be http(s)://host[:port] with no path, user or query")
+	}
+	host := u.Hostname()
+	if ip, err := netip.ParseAddr(host); c.GateNetwork != "host" && (host == "localhost" || (err == nil && ip.IsLoopback())) {
+		return fmt.Errorf("SANDGATE_GATE_OTEL_ENDPOINT: a loopback host is unreachable from gates on network %q; "+
+			"use the collector's address on that network", c.GateNetwork)
+	}
+	c.GateOTelEndpoint = endpoint
 	return nil
 }
