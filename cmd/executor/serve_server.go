@@ -11,6 +11,7 @@ import (
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/fx"
 
 	"github.com/sandgate/sandgate/adapters/httpapi"
@@ -44,6 +45,7 @@ type muxDeps struct {
 	Provider ports.Provider
 	Metrics  metricsHandler
 	Meters   metric.MeterProvider
+	Tracer   trace.TracerProvider
 }
 
 // mux is the API's handler and the gate endpoint's, kept apart so the gate
@@ -74,7 +76,7 @@ func newMux(d muxDeps) (mux, error) {
 	if err != nil {
 		return mux{}, err
 	}
-	return mux{api: instrument(api, d.Meters), gate: instrument(gateLogged, d.Meters)}, nil
+	return mux{api: instrument(api, d.Tracer, d.Meters), gate: instrument(gateLogged, d.Tracer, d.Meters)}, nil
 }
 
 // gateHandler serves the gates' endpoints, config and verdict report, and
@@ -90,10 +92,13 @@ func gateHandler(d muxDeps) (http.Handler, error) {
 	return m, nil
 }
 
-// instrument adds a span and the http.server.* metrics per request. Probes
-// and scrapes are left out of traces: they would drown the API's spans.
-func instrument(h http.Handler, mp metric.MeterProvider) http.Handler {
+// instrument adds a span and the http.server.* metrics per request; the
+// span is named by the route that served it ("PUT /v1/sessions/{id}"), and
+// the provider's spans are its children. Probes and scrapes are left out of
+// traces: they would drown the API's spans.
+func instrument(h http.Handler, tp trace.TracerProvider, mp metric.MeterProvider) http.Handler {
 	return otelhttp.NewHandler(h, "executor",
+		otelhttp.WithTracerProvider(tp),
 		otelhttp.WithMeterProvider(mp),
 		otelhttp.WithFilter(func(r *http.Request) bool {
 			switch r.URL.Path {

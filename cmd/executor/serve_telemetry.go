@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/fx"
 
 	"github.com/sandgate/sandgate/adapters/telemetry"
@@ -29,16 +30,20 @@ const serviceName = "executor"
 // and metrics come from decorateProvider, which serveOptions applies at the
 // root (an fx decoration reaches only its own module's scope).
 var telemetryModule = fx.Module("telemetry",
-	fx.Provide(newMetrics),
+	fx.Provide(newMetrics, globalTracer),
 	fx.Invoke(installTracing),
 )
 
+// globalTracer is the tracer provider the executor's spans start from: the
+// global one, which forwards to the provider installTracing sets in
+// OnStart (so it can be taken before then). Tests replace it.
+func globalTracer() trace.TracerProvider { return otel.GetTracerProvider() }
+
 // decorateProvider wraps the configured provider with a span per operation
-// and the provider metrics. It uses the global tracer provider, which
-// forwards to the one installTracing sets in OnStart.
-func decorateProvider(p ports.Provider, mp metric.MeterProvider, log *slog.Logger) (ports.Provider, error) {
+// and the provider metrics.
+func decorateProvider(p ports.Provider, tp trace.TracerProvider, mp metric.MeterProvider, log *slog.Logger) (ports.Provider, error) {
 	return telemetry.NewProvider(p, telemetry.ProviderOptions{
-		Tracer: otel.GetTracerProvider(), Meter: mp, Logger: log.With("component", "provider"),
+		Tracer: tp, Meter: mp, Logger: log.With("component", "provider"),
 	})
 }
 

@@ -240,6 +240,7 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 		"GET /v1/sessions", "PUT /v1/sessions/{id}", "GET /v1/sessions/{id}", "DELETE /v1/sessions/{id}",
 		"POST /v1/sessions/{id}/exec", "GET /v1/sessions/{id}/files", "PUT /v1/sessions/{id}/files",
 		"POST /v1/sessions/{id}/files:batch", "GET /v1/sessions/{id}/export", "GET /internal/v1/gate/config",
+		"POST /internal/v1/gate/report",
 		"GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.json",
 	}
 	var doc struct {
