@@ -175,3 +175,14 @@ func Load(args []string, lookupEnv func(string) (string, bool), out io.Writer) (
 	c.Hardening = h
 	return c, nil
 }
+
+// Names returns the SANDGATE_* variable of every setting (deploy files are
+// checked against it).
+func Names() []string {
+	var r raw
+	var out []string
+	for _, s := range r.settings() {
+		out = append(out, s.env)
+	}
+	return out
+}
