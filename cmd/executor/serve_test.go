@@ -59,12 +59,18 @@ func (l logFile) String() string {
 // URL and the log.
 func started(t *testing.T, cfg config.Config, p *fakeProvider) (string, *fxtest.App, logFile) {
 	t.Helper()
+	return startedWith(t, cfg, p.module())
+}
+
+// startedWith runs the graph with the given provider module.
+func startedWith(t *testing.T, cfg config.Config, provider fx.Option) (string, *fxtest.App, logFile) {
+	t.Helper()
 	f, err := os.Create(filepath.Join(t.TempDir(), "log"))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = f.Close() })
 	logs := logFile{f}
 	var srv *servers
-	app := fxtest.New(t, serveOptions(cfg, newLogger(logs), p.module()), fx.Populate(&srv))
+	app := fxtest.New(t, serveOptions(cfg, newLogger(logs), provider), fx.Populate(&srv))
 	app.RequireStart()
 	t.Cleanup(func() { _ = app.Stop(context.Background()) })
 	return "http://" + srv.apiAddr.String(), app, logs
