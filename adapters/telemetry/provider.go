@@ -191,8 +191,17 @@ func (p *Provider) Attach(ctx context.Context, sid domain.ID) (ports.Sandbox, er
 	return p.wrap(sb, sid), err
 }
 
-// Owned implements ports.Provider; a success refreshes the live count.
+// Owned implements ports.Provider; a success refreshes the live count. It
+// is traced only under a caller's span: readiness probes call it every few
+// seconds without one, and a root span each time would drown the traces.
 func (p *Provider) Owned(ctx context.Context) ([]domain.ID, error) {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		ids, err := p.next.Owned(ctx)
+		if err == nil {
+			p.setLive(len(ids))
+		}
+		return ids, err
+	}
 	ctx, span := p.start(ctx, "Provider.Owned", "")
 	ids, err := p.next.Owned(ctx)
 	if err == nil {

@@ -306,6 +306,9 @@ func TestLiveGaugeCaches(t *testing.T) {
 	n, _ := live()
 	require.Equal(t, int64(2), n)
 	require.Equal(t, int32(2), w.fake.owned.Load())
+	for _, s := range w.spans.Ended() {
+		require.NotEqual(t, "Provider.Owned", s.Name(), "an Owned without a caller's span is not traced")
+	}
 
 	time.Sleep(250 * time.Millisecond)
 	w.fake.errOn["Owned"] = errors.New("daemon away")
