@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
@@ -16,8 +17,8 @@ import (
 )
 
 // startControlPlane opens a SQLite token store with a random key and serves
-// the gate-config handler on the network's gateway, where gates reach the
-// host.
+// the gate endpoints (config, and the verdict report, counted nowhere) on
+// the network's gateway, where gates reach the host.
 func (e *Env) startControlPlane(t *testing.T) {
 	t.Helper()
 	key := make([]byte, session.KeyLen)
@@ -30,7 +31,12 @@ func (e *Env) startControlPlane(t *testing.T) {
 
 	ln, err := net.Listen("tcp", net.JoinHostPort(e.Gateway.String(), "0"))
 	require.NoError(t, err, "listen on the test network's gateway %s", e.Gateway)
-	srv := httptest.NewUnstartedServer(httpapi.NewGateConfigHandler(store, store, nil))
+	report, err := httpapi.NewGateReportHandler(store, nil, nil)
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.Handle(httpapi.GateReportPath, report)
+	mux.Handle("/", httpapi.NewGateConfigHandler(store, store, nil))
+	srv := httptest.NewUnstartedServer(mux)
 	_ = srv.Listener.Close()
 	srv.Listener = ln
 	srv.Start()
