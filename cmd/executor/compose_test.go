@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -113,6 +112,6 @@ func TestComposeFile(t *testing.T) {
 	require.Equal(t, "http://executor:"+gatePort, cfg.ControlplaneURL)
 	require.Contains(t, ex.Networks, gates)
 	require.Equal(t, "http://otel-collector:4317", cfg.GateOTelEndpoint)
-	require.True(t, slices.Contains(f.Services["otel-collector"].Networks, gates))
+	require.Contains(t, f.Services["otel-collector"].Networks, gates)
 	require.FileExists(t, filepath.Join(dir, "otel-collector.yaml"))
 }
