@@ -95,14 +95,15 @@ func gateHandler(d muxDeps) (http.Handler, error) {
 // instrument adds a span and the http.server.* metrics per request; the
 // span is named by the route that served it ("PUT /v1/sessions/{id}"), and
 // the provider's spans are its children. Probes and scrapes are left out of
-// traces: they would drown the API's spans.
+// traces, and so are the gates' verdict reports (one every few seconds per
+// busy gate): they would drown the API's spans.
 func instrument(h http.Handler, tp trace.TracerProvider, mp metric.MeterProvider) http.Handler {
 	return otelhttp.NewHandler(h, "executor",
 		otelhttp.WithTracerProvider(tp),
 		otelhttp.WithMeterProvider(mp),
 		otelhttp.WithFilter(func(r *http.Request) bool {
 			switch r.URL.Path {
-			case "/healthz", "/readyz", "/metrics":
+			case "/healthz", "/readyz", "/metrics", httpapi.GateReportPath:
 				return false
 			}
 			return true
