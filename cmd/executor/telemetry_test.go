@@ -226,8 +226,8 @@ func TestTelemetryEndToEnd(t *testing.T) {
 			exec = s
 		}
 		for _, kv := range s.Attributes() {
-			require.NotContains(t, kv.Value.Emit(), secret)
-			require.NotContains(t, kv.Value.Emit(), gateToken)
+			require.NotContains(t, kv.Value.String(), secret)
+			require.NotContains(t, kv.Value.String(), gateToken)
 		}
 	}
 	require.NotNil(t, provision)
@@ -260,7 +260,7 @@ func TestTelemetryEndToEnd(t *testing.T) {
 func attr(s sdktrace.ReadOnlySpan, key string) string {
 	for _, kv := range s.Attributes() {
 		if string(kv.Key) == key {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""
