@@ -3,8 +3,8 @@ package app
 import (
 	"archive/tar"
 	"bytes"
-	"errors"
 	"context"
+	"errors"
 	"io"
 	"path/filepath"
 	"sync"
