@@ -81,7 +81,9 @@ func serveOptions(cfg config.Config, log *slog.Logger, provider fx.Option) fx.Op
 		telemetryModule,
 		storeModule,
 		provider,
+		checkpointModule,
 		serviceModule,
+		reaperModule,
 		serverModule,
 	)
 }
