@@ -40,3 +40,15 @@ func (h *handles) drop(sid domain.ID, stale ports.Sandbox) {
 		delete(h.m, sid)
 	}
 }
+
+// prune forgets the handles of sessions keep rejects (gone from the
+// endpoint), so the cache does not grow with sessions reaped elsewhere.
+func (h *handles) prune(keep func(domain.ID) bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for sid := range h.m {
+		if !keep(sid) {
+			delete(h.m, sid)
+		}
+	}
+}

@@ -99,6 +99,7 @@ func (r *Reaper) Round(ctx context.Context) []ReapResult {
 		owned[id] = true
 	}
 	s.heartbeat(lctx, func(sid domain.ID) bool { return owned[sid] })
+	s.handles.prune(func(sid domain.ID) bool { return owned[sid] })
 	stored, err := s.store.Activity(lctx)
 	if err != nil {
 		s.log.Error("reaper: read session activity", "error", err)

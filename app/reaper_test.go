@@ -136,8 +136,15 @@ func TestReaperKeepsSessionsInFlight(t *testing.T) {
 	require.NoError(t, rc.Close(), "a second close ends nothing twice")
 	r.clock.advance(59 * time.Second)
 	require.Empty(t, r.reaper.Round(ctx), "the end of the transfer was activity")
+	_, err = r.svc.Get(ctx, sid)
+	require.NoError(t, err)
+	r.clock.advance(59 * time.Second)
+	require.Empty(t, r.reaper.Round(ctx), "a get is activity too")
 	r.clock.advance(time.Second)
 	require.Len(t, r.reaper.Round(ctx), 1)
+	require.Nil(t, r.svc.handles.get(sid))
+	_, err = r.svc.Get(ctx, sid)
+	require.ErrorIs(t, err, sandbox.ErrNotFound)
 }
 
 func TestReaperOrphans(t *testing.T) {

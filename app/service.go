@@ -155,11 +155,14 @@ func (s *Service) restore(ctx context.Context, sid domain.ID, prev session.Sessi
 	return nil
 }
 
-// Get reports a running session (Provider.Attach).
+// Get reports a running session (Provider.Attach); like every call on a
+// session, it counts as activity.
 func (s *Service) Get(ctx context.Context, sid domain.ID) (ports.SessionInfo, error) {
-	if err := checkID(sid); err != nil {
+	end, err := s.begin(ctx, sid)
+	if err != nil {
 		return ports.SessionInfo{}, err
 	}
+	defer end()
 	return s.info(ctx, sid)
 }
 
