@@ -99,12 +99,13 @@ func TestReaperCheckpointRestoreAndLongExec(t *testing.T) {
 	w := newReaperWorld(t)
 	ctx := ctxFor(t)
 	idle, busy := domain.NewID("ses"), domain.NewID("ses")
-	for _, sid := range []domain.ID{idle, busy} {
-		_, err := w.svc.Provision(ctx, sid, executor.SessionRequest{})
-		require.NoError(t, err)
-	}
+	// The files are written at once: the TTL is 2 s.
+	_, err := w.svc.Provision(ctx, idle, executor.SessionRequest{})
+	require.NoError(t, err)
 	w.sh(t, idle, `printf alpha > a.txt && mkdir -p sub empty && printf '#!/bin/sh\necho ran\n' > sub/run.sh &&
 		chmod 0755 sub/run.sh && chmod 0700 empty && ln -s a.txt link`)
+	_, err = w.svc.Provision(ctx, busy, executor.SessionRequest{})
+	require.NoError(t, err)
 
 	// The long exec runs while the idle session is reaped.
 	start := time.Now()
@@ -120,7 +121,7 @@ func TestReaperCheckpointRestoreAndLongExec(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, executor.ReasonIdle, res.Reason)
 	require.Equal(t, executor.OutcomeCheckpointed, res.Outcome, "%v", res.Err)
-	_, _, err := w.cp.Get(ctx, idle)
+	_, _, err = w.cp.Get(ctx, idle)
 	require.NoError(t, err, "the checkpoint is stored")
 
 	_, err = w.svc.Provision(ctx, idle, executor.SessionRequest{})
