@@ -34,7 +34,7 @@ type env struct {
 	store *tokenstore.Store
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	store, err := tokenstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "store.db"), bytes.Repeat([]byte{7}, session.KeyLen))
 	require.NoError(t, err)
