@@ -85,8 +85,8 @@ gate-image: images
 	DOCKER_BUILDKIT=0 docker build -q --target gate -t $(GATE_IMAGE) . >/dev/null
 	DOCKER_BUILDKIT=0 docker build -q --target gate-runtime -t sandgate/gate-runtime:dev . >/dev/null
 
-## run: `executor serve` on 127.0.0.1:7070 (SANDGATE_LISTEN) with SQLite and
-## the secrets key under ./.sandgate/, after Docker, the base images and the
+## run: `executor serve` on 127.0.0.1:7070 (SANDGATE_LISTEN) with SQLite,
+## the secrets key and the checkpoints under ./.sandgate/, after Docker, the base images and the
 ## gate image. The API stays on loopback; the gates, on the Docker network,
 ## reach the executor's gate config endpoint alone at that network's gateway
 ## (SANDGATE_GATE_LISTEN, port RUN_GATE_PORT). Any SANDGATE_* set in the
@@ -100,6 +100,7 @@ run: gate-image
 	export SANDGATE_GATE_IMAGE="$${SANDGATE_GATE_IMAGE-$(GATE_IMAGE)}"; \
 	export SANDGATE_GATE_LISTEN="$${SANDGATE_GATE_LISTEN:-$$gw:$(RUN_GATE_PORT)}"; \
 	export SANDGATE_CONTROLPLANE_URL="$${SANDGATE_CONTROLPLANE_URL:-http://$$gw:$(RUN_GATE_PORT)}"; \
+	export SANDGATE_CHECKPOINT_DIR="$${SANDGATE_CHECKPOINT_DIR:-./.sandgate/checkpoints}"; \
 	exec $(BIN)/executor serve
 
 ## bench: every Docker row of spec/PERFORMANCE.md against its raw-engine

@@ -1,11 +1,16 @@
 package app
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"io"
+	"maps"
+	"path"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
@@ -88,23 +93,49 @@ func (p *fakeProvider) Reap(_ context.Context, sid domain.ID) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.reaped = append(p.reaped, sid)
+	if b := p.boxes[sid]; b != nil {
+		b.gone.Store(true)
+	}
 	delete(p.boxes, sid)
 	return nil
 }
 
+// Export returns a real tar of the sandbox's files under root, members
+// under path.Base(root), directories implied by the paths included.
 func (p *fakeProvider) Export(_ context.Context, sid domain.ID, root string) (io.ReadCloser, error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if b := p.boxes[sid]; b == nil || !b.running {
+	b := p.boxes[sid]
+	p.mu.Unlock()
+	if b == nil || !b.running {
 		return nil, sandbox.ErrNotFound
 	}
-	return io.NopCloser(bytes.NewReader([]byte("tar of " + root))), nil
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	base := path.Base(root)
+	_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: base + "/", Mode: 0o755})
+	for _, name := range slices.Sorted(maps.Keys(b.files)) {
+		rel, ok := strings.CutPrefix(name, root+"/")
+		if !ok {
+			continue
+		}
+		mode := int64(0o644)
+		if strings.HasSuffix(name, ".sh") {
+			mode = 0o755
+		}
+		_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: base + "/" + rel, Mode: mode, Size: int64(len(b.files[name]))})
+		_, _ = tw.Write(b.files[name])
+	}
+	_ = tw.Close()
+	return io.NopCloser(&buf), nil
 }
 
 // fakeSandbox keeps files in memory and echoes commands.
 type fakeSandbox struct {
 	id      string
 	running bool
+	gone    atomic.Bool // reaped: every call answers ErrNotFound
 	mu      sync.Mutex
 	files   map[string][]byte
 	execs   []sandbox.ExecRequest
@@ -112,10 +143,18 @@ type fakeSandbox struct {
 
 func (b *fakeSandbox) ID() string { return b.id }
 
+// Exec echoes the command with exit code 3, but for a restore script
+// ("set -e" first), which succeeds.
 func (b *fakeSandbox) Exec(_ context.Context, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
+	if b.gone.Load() {
+		return sandbox.ExecResult{}, sandbox.ErrNotFound
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.execs = append(b.execs, req)
+	if strings.HasPrefix(req.Command, "set -e\n") {
+		return sandbox.ExecResult{}, nil
+	}
 	return sandbox.ExecResult{Stdout: req.Command, ExitCode: 3}, nil
 }
 
@@ -149,6 +188,9 @@ func (b *fakeSandbox) WriteFileStream(_ context.Context, path string, src io.Rea
 	data, err := io.ReadAll(io.LimitReader(src, size))
 	if err != nil {
 		return err
+	}
+	if b.gone.Load() { // found out once the payload travelled
+		return sandbox.ErrNotFound
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

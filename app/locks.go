@@ -4,7 +4,6 @@ import (
 	"sync"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/ports"
 )
 
 // locks serialises the provisions and deletes of one session in this
@@ -51,33 +50,4 @@ func (l *locks) held() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.m)
-}
-
-// memo remembers what this executor provisioned — the image and workdir,
-// which the store does not keep — for Get and List.
-type memo struct {
-	mu sync.Mutex
-	m  map[domain.ID]ports.SessionInfo
-}
-
-func (m *memo) put(info ports.SessionInfo) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.m == nil {
-		m.m = map[domain.ID]ports.SessionInfo{}
-	}
-	m.m[info.ID] = info
-}
-
-func (m *memo) get(sid domain.ID) (ports.SessionInfo, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	info, ok := m.m[sid]
-	return info, ok
-}
-
-func (m *memo) drop(sid domain.ID) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.m, sid)
 }

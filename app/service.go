@@ -8,7 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -23,21 +23,62 @@ import (
 // failed provision, which runs even when the caller's context is done.
 const restoreTimeout = 10 * time.Second
 
+// touchTimeout bounds one write of a session's activity.
+const touchTimeout = 5 * time.Second
+
+// DefaultTouchDebounce is how often, at most, a session's activity is
+// written to the store by the calls themselves.
+const DefaultTouchDebounce = 5 * time.Second
+
 // Service implements ports.Service.
 type Service struct {
-	provider ports.Provider
-	store    ports.TokenStore
-	defaults executor.Defaults
-	locks    locks
-	memo     memo
+	provider    ports.Provider
+	store       ports.TokenStore
+	defaults    executor.Defaults
+	checkpoints ports.CheckpointStore
+	log         *slog.Logger
+	onReap      func(ReapResult)
+	now         func() time.Time
+	locks       locks
+	handles     handles
+	activity    activity
 }
 
 var _ ports.Service = (*Service)(nil)
 
+// Option configures a Service.
+type Option func(*Service)
+
+// WithCheckpoints makes reaps checkpoint the workdir into cs and provisions
+// restore it; without it, DELETE ?checkpoint=true is not implemented and
+// the reaper reaps without checkpoints.
+func WithCheckpoints(cs ports.CheckpointStore) Option {
+	return func(s *Service) { s.checkpoints = cs }
+}
+
+// WithLogger sets where reaps, restores and failed activity writes are
+// logged (default: nowhere).
+func WithLogger(l *slog.Logger) Option { return func(s *Service) { s.log = l } }
+
+// WithReapObserver has f called once per reap with its outcome (metrics).
+func WithReapObserver(f func(ReapResult)) Option { return func(s *Service) { s.onReap = f } }
+
+// WithTouchDebounce sets how often, at most, a session's activity is
+// written by its calls (default DefaultTouchDebounce).
+func WithTouchDebounce(d time.Duration) Option { return func(s *Service) { s.activity.debounce = d } }
+
+// withClock replaces time.Now (tests).
+func withClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
+
 // New returns a Service that provisions with provider and keeps session
 // records and gate tokens in store (its TokenMinter and GateTokenRevoker).
-func New(provider ports.Provider, store ports.TokenStore, d executor.Defaults) *Service {
-	return &Service{provider: provider, store: store, defaults: d}
+func New(provider ports.Provider, store ports.TokenStore, d executor.Defaults, opts ...Option) *Service {
+	s := &Service{provider: provider, store: store, defaults: d, now: time.Now,
+		log: slog.New(slog.DiscardHandler), activity: activity{debounce: DefaultTouchDebounce}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Provision builds the session's Spec (executor.BuildSpec), stores its record
@@ -59,6 +100,11 @@ func (s *Service) Provision(ctx context.Context, sid domain.ID, req executor.Ses
 	if err != nil {
 		return ports.SessionInfo{}, err
 	}
+	restore, err := s.checkpointToRestore(ctx, sid)
+	if err != nil {
+		return ports.SessionInfo{}, err
+	}
+	rec.LastActive = s.now()
 	if err := s.store.PutSession(ctx, rec); err != nil {
 		return ports.SessionInfo{}, fmt.Errorf("provision %s: store the session: %w", sid, err)
 	}
@@ -66,12 +112,17 @@ func (s *Service) Provision(ctx context.Context, sid domain.ID, req executor.Ses
 	if err != nil {
 		return ports.SessionInfo{}, errors.Join(err, s.restore(ctx, sid, prev, hadPrev))
 	}
-	info := ports.SessionInfo{
+	s.handles.put(sid, sb)
+	s.activity.stored(sid, rec.LastActive)
+	if restore {
+		if err := s.restoreCheckpoint(ctx, sid, sb, spec.Workdir); err != nil {
+			return ports.SessionInfo{}, err
+		}
+	}
+	return ports.SessionInfo{
 		ID: sid, SandboxID: sb.ID(), Image: spec.Image, Workdir: spec.Workdir,
 		Networking: networking(rec), Gated: spec.Gate != nil, State: ports.StateRunning,
-	}
-	s.memo.put(info)
-	return info, nil
+	}, nil
 }
 
 // previous returns the session's stored record, if any. One that no longer
@@ -104,29 +155,31 @@ func (s *Service) restore(ctx context.Context, sid domain.ID, prev session.Sessi
 	return nil
 }
 
-// Get reports a running session (Provider.Attach).
+// Get reports a running session (Provider.Attach); like every call on a
+// session, it counts as activity.
 func (s *Service) Get(ctx context.Context, sid domain.ID) (ports.SessionInfo, error) {
-	if err := checkID(sid); err != nil {
+	end, err := s.begin(ctx, sid)
+	if err != nil {
 		return ports.SessionInfo{}, err
 	}
+	defer end()
 	return s.info(ctx, sid)
 }
 
-// info is Get without the id check: Attach, then what the store and the
-// memo know.
+// info is Get without the id check: Attach (which refreshes the cached
+// handle), then what the store knows, so every executor sharing the store
+// reports the same image and workdir.
 func (s *Service) info(ctx context.Context, sid domain.ID) (ports.SessionInfo, error) {
 	sb, err := s.provider.Attach(ctx, sid)
 	if err != nil {
 		return ports.SessionInfo{}, err
 	}
-	info, ok := s.memo.get(sid)
-	if !ok {
-		info = ports.SessionInfo{ID: sid}
-	}
-	info.SandboxID, info.State = sb.ID(), ports.StateRunning
+	s.handles.put(sid, sb)
+	info := ports.SessionInfo{ID: sid, SandboxID: sb.ID(), State: ports.StateRunning}
 	rec, err := s.store.GetSession(ctx, sid)
 	switch {
 	case err == nil:
+		info.Image, info.Workdir = rec.Image, rec.Workdir
 		info.Networking = networking(rec)
 		info.Gated = s.defaults.GateImage != "" && (rec.Networking.Limited() || len(rec.Credentials) > 0)
 	case !errors.Is(err, session.ErrNotFound) && !errors.Is(err, session.ErrDecrypt):
@@ -137,22 +190,25 @@ func (s *Service) info(ctx context.Context, sid domain.ID) (ports.SessionInfo, e
 
 // Delete revokes the gate token, reaps the sandbox and removes the record,
 // in that order, so the gate stops authenticating before anything else goes
-// and the credentials are removed only once nothing can use them.
+// and the credentials are removed only once nothing can use them. With
+// checkpoint, the workdir is stored first (see deleteWithCheckpoint).
 func (s *Service) Delete(ctx context.Context, sid domain.ID, checkpoint bool) error {
 	if err := checkID(sid); err != nil {
 		return err
 	}
 	if checkpoint {
-		return fmt.Errorf("delete %s with a checkpoint: %w", sid, executor.ErrNotImplemented)
+		return s.deleteWithCheckpoint(ctx, sid)
 	}
 	defer s.locks.lock(sid)()
+	s.activity.claim(sid, true)
+	defer s.activity.release(sid)
 	if err := s.store.Revoke(ctx, sid); err != nil {
 		return fmt.Errorf("delete %s: revoke the gate token: %w", sid, err)
 	}
 	if err := s.provider.Reap(ctx, sid); err != nil {
 		return fmt.Errorf("delete %s: %w", sid, err)
 	}
-	s.memo.drop(sid)
+	s.handles.drop(sid, nil)
 	if err := s.store.DeleteSession(ctx, sid); err != nil {
 		return fmt.Errorf("delete %s: remove the session record: %w", sid, err)
 	}
@@ -179,79 +235,6 @@ func (s *Service) List(ctx context.Context) ([]ports.SessionInfo, error) {
 		out = append(out, info)
 	}
 	return out, nil
-}
-
-// Exec runs one command in the session's sandbox.
-func (s *Service) Exec(ctx context.Context, sid domain.ID, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
-	if err := executor.CheckExec(req); err != nil {
-		return sandbox.ExecResult{}, err
-	}
-	sb, err := s.attach(ctx, sid)
-	if err != nil {
-		return sandbox.ExecResult{}, err
-	}
-	return sb.Exec(ctx, req)
-}
-
-// ReadFile streams a file out of the session's sandbox.
-func (s *Service) ReadFile(ctx context.Context, sid domain.ID, path string, maxBytes int64) (io.ReadCloser, int64, error) {
-	if err := executor.CheckPath("path", path); err != nil {
-		return nil, 0, err
-	}
-	if maxBytes <= 0 {
-		return nil, 0, fmt.Errorf("%w: max_bytes: must be positive, got %d", executor.ErrInvalidRequest, maxBytes)
-	}
-	sb, err := s.attach(ctx, sid)
-	if err != nil {
-		return nil, 0, err
-	}
-	return sb.ReadFileStream(ctx, path, maxBytes)
-}
-
-// WriteFile streams size bytes from src into a file of the session's sandbox.
-func (s *Service) WriteFile(ctx context.Context, sid domain.ID, path string, src io.Reader, size int64) error {
-	if err := executor.CheckPath("path", path); err != nil {
-		return err
-	}
-	if err := sandbox.CheckWriteSize(size); err != nil {
-		return fmt.Errorf("%w: size: %w", executor.ErrInvalidRequest, err)
-	}
-	sb, err := s.attach(ctx, sid)
-	if err != nil {
-		return err
-	}
-	return sb.WriteFileStream(ctx, path, src, size)
-}
-
-// WriteFiles writes a batch into the session's sandbox.
-func (s *Service) WriteFiles(ctx context.Context, sid domain.ID, files []sandbox.FileWrite) error {
-	if err := executor.CheckBatch(files); err != nil {
-		return err
-	}
-	sb, err := s.attach(ctx, sid)
-	if err != nil {
-		return err
-	}
-	return sb.WriteFiles(ctx, files)
-}
-
-// Export streams root out of the session's sandbox as a tar.
-func (s *Service) Export(ctx context.Context, sid domain.ID, root string) (io.ReadCloser, error) {
-	if err := checkID(sid); err != nil {
-		return nil, err
-	}
-	if err := executor.CheckExportRoot(root); err != nil {
-		return nil, err
-	}
-	return s.provider.Export(ctx, sid, root)
-}
-
-// attach checks the id and finds the session's running sandbox.
-func (s *Service) attach(ctx context.Context, sid domain.ID) (ports.Sandbox, error) {
-	if err := checkID(sid); err != nil {
-		return nil, err
-	}
-	return s.provider.Attach(ctx, sid)
 }
 
 func checkID(sid domain.ID) error {

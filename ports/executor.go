@@ -24,8 +24,8 @@ type SessionInfo struct {
 	// SandboxID is the backend's id of the sandbox (a container id, a pod
 	// name); empty when it is not running.
 	SandboxID string `json:"sandbox_id,omitempty"`
-	// Image and Workdir are known when this executor provisioned the session
-	// since it started; empty otherwise.
+	// Image and Workdir are the session record's (any executor sharing the
+	// store reports them); empty when no record is stored.
 	Image   string `json:"image,omitempty"`
 	Workdir string `json:"workdir,omitempty"`
 	// Networking is the stored policy, when a record is stored.
@@ -42,7 +42,8 @@ type SessionInfo struct {
 // sandbox.ErrNotFound for a session with no running sandbox.
 type Service interface {
 	// Provision stores the session's record and returns its sandbox, created
-	// or adopted (idempotent). Errors: executor.ErrInvalidRequest naming the
+	// or adopted (idempotent), with the session's checkpoint, if any,
+	// restored into its workdir. Errors: executor.ErrInvalidRequest naming the
 	// field; executor.ErrGateUnavailable; sandbox.ErrSpecMismatch (the
 	// running sandbox differs in image, workdir or ungated network; nothing
 	// is changed, the stored record included); the provider's and store's.
@@ -51,8 +52,12 @@ type Service interface {
 	Get(ctx context.Context, sid domain.ID) (SessionInfo, error)
 	// Delete revokes the session's gate token, removes its sandbox and gate
 	// and its stored record; deleting a session that has none is a no-op.
-	// Errors: executor.ErrNotImplemented for checkpoint=true (not yet); the
-	// store's; the provider's.
+	// With checkpoint, the workdir is stored first (the next Provision
+	// restores it), and a checkpoint that cannot be taken fails the delete
+	// with the session left running. Errors: executor.ErrNotImplemented for
+	// checkpoint=true without a checkpoint store; executor.
+	// ErrCheckpointTooLarge; sandbox.ErrNotFound (checkpoint=true, no
+	// running sandbox); the store's; the provider's.
 	Delete(ctx context.Context, sid domain.ID, checkpoint bool) error
 	// List returns every session with labelled assets on the endpoint, with
 	// its state, sorted by id.

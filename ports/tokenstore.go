@@ -2,6 +2,7 @@ package ports
 
 import (
 	"context"
+	"time"
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/session"
@@ -25,8 +26,9 @@ type GateTokens interface {
 	Authenticate(ctx context.Context, token string) (domain.ID, error)
 }
 
-// Sessions stores each session's networking policy and credentials, the
-// secrets sealed at rest (AES-256-GCM, bound to their row).
+// Sessions stores each session's record: networking policy, credentials
+// (the secrets sealed at rest, AES-256-GCM, bound to their row), image,
+// workdir and last activity.
 type Sessions interface {
 	// PutSession validates s (Session.Validate) and replaces the session's
 	// record whole. Errors: session.ErrInvalid or domain.ErrInvalidID naming
@@ -43,12 +45,26 @@ type Sessions interface {
 	DeleteSession(ctx context.Context, id domain.ID) error
 }
 
+// SessionActivity keeps each session's last activity in its record: the
+// reaper's idle clock, shared by every executor using the store.
+type SessionActivity interface {
+	// Touch moves the session's last activity forward to at, never back;
+	// touching a session without a record is a no-op. Errors:
+	// domain.ErrInvalidID (before any query); the store's.
+	Touch(ctx context.Context, sid domain.ID, at time.Time) error
+	// Activity returns the last activity of every session with a record
+	// (the zero time when unknown); an id missing from it has no record.
+	// Errors: the store's.
+	Activity(ctx context.Context) (map[domain.ID]time.Time, error)
+}
+
 // TokenStore is the control plane's store of gate tokens and session
-// records. The two halves are separate interfaces so a consumer (the gate
+// records. The halves are separate interfaces so a consumer (the gate
 // config handler: Authenticate then GetSession) can ask for less.
 type TokenStore interface {
 	GateTokens
 	Sessions
+	SessionActivity
 	// Close releases the store's connections.
 	Close() error
 }

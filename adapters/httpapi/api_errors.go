@@ -22,6 +22,9 @@ const (
 	CodeInvalidArgument = "invalid_argument"
 	CodeLengthRequired  = "length_required"
 	CodeNotImplemented  = "not_implemented"
+	// CodeCheckpointTooLarge: DELETE ?checkpoint=true found the workdir over
+	// SANDGATE_CHECKPOINT_MAX_BYTES; the session was left running.
+	CodeCheckpointTooLarge = "checkpoint_too_large"
 )
 
 var (
@@ -64,6 +67,7 @@ var apiErrors = []apiError{
 	{sandbox.ErrSizeNotALength, http.StatusLengthRequired, CodeLengthRequired, false},
 	{sandbox.ErrSizeMismatch, http.StatusBadRequest, CodeInvalidArgument, true},
 	{executor.ErrNotImplemented, http.StatusNotImplemented, CodeNotImplemented, false},
+	{executor.ErrCheckpointTooLarge, http.StatusRequestEntityTooLarge, CodeCheckpointTooLarge, false},
 	{ErrUnauthorized, http.StatusUnauthorized, CodeUnauthorized, false},
 }
 

@@ -196,6 +196,7 @@ func TestErrorCodes(t *testing.T) {
 		{fmt.Errorf("%w: env: bad", executor.ErrInvalidRequest), 400, CodeInvalidArgument, executor.ErrInvalidRequest},
 		{fmt.Errorf("%w: %w: x", executor.ErrInvalidRequest, executor.ErrGateUnavailable), 400, CodeInvalidArgument, executor.ErrInvalidRequest},
 		{fmt.Errorf("x: %w", executor.ErrNotImplemented), 501, CodeNotImplemented, executor.ErrNotImplemented},
+		{fmt.Errorf("delete: %w: more than 1 bytes", executor.ErrCheckpointTooLarge), 413, CodeCheckpointTooLarge, executor.ErrCheckpointTooLarge},
 		{errors.New("docker: dial unix /var/run/docker.sock: secret-looking detail"), 500, CodeInternal, nil},
 	} {
 		t.Run(tc.code+" "+tc.err.Error(), func(t *testing.T) {

@@ -30,6 +30,15 @@ var schema = []string{
 	)`,
 }
 
+// columns were added to sandgate_sessions after its first release; migrate
+// adds each one a database lacks. last_active_ms is Unix milliseconds, 0 for
+// unknown.
+var columns = []struct{ table, name, def string }{
+	{"sandgate_sessions", "image", "TEXT NOT NULL DEFAULT ''"},
+	{"sandgate_sessions", "workdir", "TEXT NOT NULL DEFAULT ''"},
+	{"sandgate_sessions", "last_active_ms", "BIGINT NOT NULL DEFAULT 0"},
+}
+
 // The queries use PostgreSQL's $n placeholders; dialect.q rewrites them for
 // SQLite. Persisting is one upsert on the session's row: the previous hash is
 // overwritten in the same statement, so there is never a moment with two
@@ -40,9 +49,15 @@ const (
 	qRevokeToken  = `DELETE FROM sandgate_gate_tokens WHERE session_id = $1`
 	qAuthenticate = `SELECT session_id FROM sandgate_gate_tokens WHERE token_hash = $1`
 
-	qPutSession = `INSERT INTO sandgate_sessions (session_id, networking) VALUES ($1, $2)
-		ON CONFLICT (session_id) DO UPDATE SET networking = excluded.networking`
-	qGetSession        = `SELECT networking FROM sandgate_sessions WHERE session_id = $1`
+	qPutSession = `INSERT INTO sandgate_sessions (session_id, networking, image, workdir, last_active_ms)
+		VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (session_id) DO UPDATE SET networking = excluded.networking, image = excluded.image,
+		workdir = excluded.workdir, last_active_ms = excluded.last_active_ms`
+	qGetSession = `SELECT networking, image, workdir, last_active_ms FROM sandgate_sessions WHERE session_id = $1`
+	// qTouch only moves the clock forward: executors touching one session
+	// at once never set it back.
+	qTouch             = `UPDATE sandgate_sessions SET last_active_ms = $2 WHERE session_id = $1 AND last_active_ms < $2`
+	qActivity          = `SELECT session_id, last_active_ms FROM sandgate_sessions`
 	qDeleteSession     = `DELETE FROM sandgate_sessions WHERE session_id = $1`
 	qDeleteCredentials = `DELETE FROM sandgate_credentials WHERE session_id = $1`
 	qInsertCredential  = `INSERT INTO sandgate_credentials
@@ -64,6 +79,9 @@ type dialect struct {
 	// schemaLock, when set, runs first in the schema transaction so that
 	// executors starting together do not race on CREATE TABLE.
 	schemaLock string
+	// hasColumn, when set, counts the columns of table $1 named $2 (SQLite
+	// has no ADD COLUMN IF NOT EXISTS); empty means the dialect has it.
+	hasColumn string
 	// configure sets the pool limits.
 	configure func(*sql.DB)
 }
@@ -90,10 +108,34 @@ func (s *Store) migrate(ctx context.Context) error {
 				return err
 			}
 		}
-		return nil
+		return s.addColumns(ctx, tx)
 	})
 	if err != nil {
 		return fmt.Errorf("%s: create schema: %w", s.d.name, err)
+	}
+	return nil
+}
+
+// addColumns adds every column of columns the database lacks, idempotently.
+func (s *Store) addColumns(ctx context.Context, tx *sql.Tx) error {
+	for _, c := range columns {
+		if s.d.hasColumn == "" {
+			stmt := fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s %s", c.table, c.name, c.def)
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return err
+			}
+			continue
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, s.d.q(s.d.hasColumn), c.table, c.name).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", c.table, c.name, c.def)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

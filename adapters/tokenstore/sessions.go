@@ -29,7 +29,8 @@ func (s *Store) PutSession(ctx context.Context, rec session.Session) error {
 		rows[i] = []any{string(rec.ID), i, c.ID, c.Name, s.sealer.Seal(rec.ID, c.ID, c.Secret), hosts, locations}
 	}
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, s.d.q(qPutSession), string(rec.ID), string(networking)); err != nil {
+		if _, err := tx.ExecContext(ctx, s.d.q(qPutSession), string(rec.ID), string(networking),
+			rec.Image, rec.Workdir, toMillis(rec.LastActive)); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, s.d.q(qDeleteCredentials), string(rec.ID)); err != nil {
@@ -69,9 +70,12 @@ func (s *Store) GetSession(ctx context.Context, sid domain.ID) (session.Session,
 	var creds []storedCredential
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var networking string
-		if err := tx.QueryRowContext(ctx, s.d.q(qGetSession), string(sid)).Scan(&networking); err != nil {
+		var lastActive int64
+		if err := tx.QueryRowContext(ctx, s.d.q(qGetSession), string(sid)).Scan(
+			&networking, &rec.Image, &rec.Workdir, &lastActive); err != nil {
 			return err
 		}
+		rec.LastActive = fromMillis(lastActive)
 		if err := json.Unmarshal([]byte(networking), &rec.Networking); err != nil {
 			return fmt.Errorf("networking: %w", err)
 		}

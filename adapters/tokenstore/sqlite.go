@@ -36,6 +36,7 @@ var sqliteDialect = dialect{
 	name:        "sqlite",
 	driver:      "sqlite",
 	placeholder: "?",
+	hasColumn:   "SELECT count(*) FROM pragma_table_info($1) WHERE name = $2",
 	configure: func(db *sql.DB) {
 		db.SetMaxOpenConns(1)
 		db.SetMaxIdleConns(1)

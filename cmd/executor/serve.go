@@ -82,7 +82,9 @@ func serveOptions(cfg config.Config, log *slog.Logger, provider fx.Option) fx.Op
 		storeModule,
 		provider,
 		fx.Decorate(decorateProvider),
+		checkpointModule,
 		serviceModule,
+		reaperModule,
 		serverModule,
 	)
 }

@@ -16,6 +16,7 @@ import (
 // Owned can be made to fail or to block until released (an in-flight
 // request for the shutdown tests).
 type fakeProvider struct {
+	owned    []domain.ID // listed by Owned: orphans, since no record exists
 	ownedErr error
 	mu       sync.Mutex
 	entered  chan struct{} // closed when Owned is first entered
@@ -48,7 +49,7 @@ func (p *fakeProvider) Owned(ctx context.Context) ([]domain.ID, error) {
 			return nil, ctx.Err()
 		}
 	}
-	return nil, p.ownedErr
+	return p.owned, p.ownedErr
 }
 
 func (p *fakeProvider) Provision(context.Context, sandbox.Spec) (ports.Sandbox, error) {

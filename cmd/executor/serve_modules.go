@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/fx"
 
 	"github.com/sandgate/sandgate/adapters/docker"
@@ -75,9 +76,18 @@ func newDockerProvider(cfg config.Config, log *slog.Logger, store ports.TokenSto
 	return docker.NewFromEnv(docker.Options{Logger: log, Revoker: store, GateNetwork: cfg.GateNetwork})
 }
 
-// serviceModule provides the application service over provider and store.
-var serviceModule = fx.Module("service", fx.Provide(newService))
+// serviceModule provides the application service over provider, store and
+// checkpoint store, counting reaps in the meter provider.
+var serviceModule = fx.Module("service",
+	fx.Provide(newService, func(s *app.Service) ports.Service { return s }),
+)
 
-func newService(p ports.Provider, s ports.TokenStore, d executor.Defaults) ports.Service {
-	return app.New(p, s, d)
+func newService(p ports.Provider, s ports.TokenStore, cs ports.CheckpointStore, d executor.Defaults,
+	log *slog.Logger, mp metric.MeterProvider) (*app.Service, error) {
+	observe, err := reapCounter(mp)
+	if err != nil {
+		return nil, err
+	}
+	return app.New(p, s, d, app.WithCheckpoints(cs), app.WithLogger(log.With("component", "service")),
+		app.WithReapObserver(observe)), nil
 }

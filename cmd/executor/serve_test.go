@@ -34,6 +34,7 @@ func testConfig(t *testing.T, kv map[string]string) config.Config {
 		"SANDGATE_API_TOKEN":       testToken,
 		"SANDGATE_DATABASE_URL":    "sqlite://" + filepath.Join(dir, "db", "sandgate.db"),
 		"SANDGATE_SECRET_KEY_FILE": filepath.Join(dir, "secret.key"),
+		"SANDGATE_CHECKPOINT_DIR":  filepath.Join(dir, "checkpoints"),
 	}
 	for k, v := range kv {
 		e[k] = v
@@ -104,6 +105,7 @@ func TestServeConstructorsStartNothing(t *testing.T) {
 	require.NoError(t, app.Err())
 	require.NoFileExists(t, cfg.KeyFile, "the key is created by OnStart")
 	require.NoDirExists(t, filepath.Dir(strings.TrimPrefix(cfg.DatabaseURL, "sqlite://")), "the store opens in OnStart")
+	require.NoDirExists(t, cfg.CheckpointDir, "the checkpoint store prepares in OnStart")
 }
 
 func TestServeEndpoints(t *testing.T) {

@@ -88,6 +88,7 @@ func BuildSpec(sid domain.ID, req SessionRequest, d Defaults) (sandbox.Spec, ses
 	if err != nil {
 		return sandbox.Spec{}, session.Session{}, err
 	}
+	rec.Image, rec.Workdir = spec.Image, spec.Workdir
 	return spec, rec, nil
 }
 

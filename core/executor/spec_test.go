@@ -114,7 +114,8 @@ func TestBuildSpecRecord(t *testing.T) {
 			ID: "cred_github_token", Name: "GITHUB_TOKEN", Secret: secret,
 			AllowedHosts: []string{"api.github.com"}, Locations: []session.Location{session.LocationHeaders},
 		}},
-	}, rec)
+		Image: "debian:bookworm", Workdir: sandbox.DefaultWorkdir,
+	}, rec, "the record carries the resolved image and workdir")
 	// The record does not alias the request.
 	req.Credentials[0].AllowedHosts[0] = "evil.example"
 	req.Networking.AllowedHosts[0] = "evil.example"

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/gateconfig"
@@ -86,6 +87,15 @@ type Session struct {
 	ID          domain.ID
 	Networking  domain.Networking
 	Credentials []Credential
+	// Image and Workdir are the sandbox's, as provisioned (defaults applied),
+	// so every executor sharing the store reports them. The caller's env is
+	// not stored: its values may be secrets, and a re-provision carries its
+	// own.
+	Image   string
+	Workdir string
+	// LastActive is the session's last API call as the store knows it (the
+	// reaper's idle clock); zero for a record written before it was kept.
+	LastActive time.Time
 }
 
 // Validate checks the record before it is stored: a valid session id and

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/session"
@@ -51,6 +52,7 @@ func RunTokenStore(t *testing.T, open func(t *testing.T) TokenStoreHarness) {
 		{"secrets-not-stored-in-clear", tsSecretsNotStored},
 		{"moved-ciphertext-fails", tsMovedCiphertext},
 		{"missing-and-deleted-sessions", tsDeleteSession},
+		{"activity-moves-forward", tsActivity},
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
@@ -226,6 +228,9 @@ func tsSession(sid domain.ID) session.Session {
 				AllowedHosts: []string{"api.openai.com", "*.openai.com"}, Locations: []session.Location{session.LocationBody, session.LocationHeaders},
 			},
 		},
+		Image: "registry.example/agent:1.2", Workdir: "/srv/work",
+		// The store keeps milliseconds.
+		LastActive: time.UnixMilli(time.Now().UnixMilli()).UTC(),
 	}
 }
 
@@ -241,6 +246,7 @@ func tsSessionRoundTrip(t *testing.T, h TokenStoreHarness) {
 	rec.Networking = domain.Networking{Type: domain.NetUnrestricted}
 	rec.Credentials = rec.Credentials[1:]
 	rec.Credentials[0].Secret = "rotated secret"
+	rec.Image, rec.Workdir, rec.LastActive = "debian:bookworm", "/workspace", rec.LastActive.Add(time.Second)
 	require.NoError(t, h.Store.PutSession(ctx, rec))
 	got, err = h.Store.GetSession(ctx, rec.ID)
 	require.NoError(t, err)
@@ -303,4 +309,35 @@ func tsDeleteSession(t *testing.T, h TokenStoreHarness) {
 	require.Equal(t, keep, got)
 	tsAuthenticates(t, h.Store, keepTok, keep.ID)
 	require.NoError(t, h.Store.DeleteSession(ctx, rec.ID), "deleting twice is a no-op")
+}
+
+func tsActivity(t *testing.T, h TokenStoreHarness) {
+	ctx := context.Background()
+	rec, bare := tsSession(domain.NewID("ses")), session.Session{ID: domain.NewID("ses")}
+	require.NoError(t, h.Store.PutSession(ctx, rec))
+	require.NoError(t, h.Store.PutSession(ctx, bare))
+	all, err := h.Store.Activity(ctx)
+	require.NoError(t, err)
+	require.Equal(t, rec.LastActive, all[rec.ID])
+	require.Contains(t, all, bare.ID, "a record without activity is listed")
+	require.True(t, all[bare.ID].IsZero())
+
+	later := rec.LastActive.Add(90 * time.Second)
+	require.NoError(t, h.Store.Touch(ctx, rec.ID, later))
+	require.NoError(t, h.Store.Touch(ctx, rec.ID, rec.LastActive), "an older touch is a no-op")
+	require.NoError(t, h.Store.Touch(ctx, bare.ID, later))
+	got, err := h.Store.GetSession(ctx, rec.ID)
+	require.NoError(t, err)
+	require.Equal(t, later, got.LastActive)
+	all, err = h.Store.Activity(ctx)
+	require.NoError(t, err)
+	require.Equal(t, later, all[rec.ID])
+	require.Equal(t, later, all[bare.ID])
+
+	ghost := domain.NewID("ses")
+	require.NoError(t, h.Store.Touch(ctx, ghost, later), "touching a session without a record is a no-op")
+	all, err = h.Store.Activity(ctx)
+	require.NoError(t, err)
+	require.NotContains(t, all, ghost, "a touch does not create a record")
+	require.ErrorIs(t, h.Store.Touch(ctx, "Bad", later), domain.ErrInvalidID)
 }

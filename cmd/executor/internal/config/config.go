@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/sandgate/sandgate/core/sandbox"
@@ -29,6 +30,14 @@ const (
 	DefaultGateImage       = "sandgate/gate:dev"
 	DefaultGateNetwork     = "bridge"
 	DefaultShutdownTimeout = 15 * time.Second
+	// The reaper: checkpoints beside the default database, bounded to 1 GiB
+	// each; idle sessions reaped after 30 minutes, looked for every minute;
+	// orphans after 10 minutes (a provision in flight always has a record).
+	DefaultCheckpointDir      = "./.sandgate/checkpoints"
+	DefaultCheckpointMaxBytes = 1 << 30
+	DefaultIdleTTL            = 30 * time.Minute
+	DefaultReapInterval       = time.Minute
+	DefaultOrphanGrace        = 10 * time.Minute
 )
 
 // Backends of SANDGATE_BACKEND.
@@ -92,6 +101,19 @@ type Config struct {
 	GateOTelInsecure bool
 	// ShutdownTimeout bounds the graceful shutdown (SANDGATE_SHUTDOWN_TIMEOUT).
 	ShutdownTimeout time.Duration
+	// CheckpointDir holds the reaper's workdir checkpoints
+	// (SANDGATE_CHECKPOINT_DIR), each at most CheckpointMaxBytes
+	// (SANDGATE_CHECKPOINT_MAX_BYTES).
+	CheckpointDir      string
+	CheckpointMaxBytes int64
+	// IdleTTL reaps a session with no API call for that long
+	// (SANDGATE_IDLE_TTL; 0 reaps no idle session); ReapInterval is how often
+	// the reaper looks (SANDGATE_REAP_INTERVAL, at most half the TTL);
+	// OrphanGrace is how long labelled assets without a record are left
+	// (SANDGATE_ORPHAN_GRACE).
+	IdleTTL      time.Duration
+	ReapInterval time.Duration
+	OrphanGrace  time.Duration
 	// Hardening is every sandbox's containment, from SANDBOX_*.
 	Hardening sandbox.Hardening
 }
@@ -113,6 +135,7 @@ type raw struct {
 	listen, gateListen, token, backend, dbURL, key, keyFile string
 	image, gateImage, cpURL, gateNetwork, shutdown          string
 	gateOTel, gateOTelInsecure                              string
+	cpDir, cpMax, idleTTL, reapInterval, orphanGrace        string
 }
 
 func (r *raw) settings() []setting {
@@ -131,6 +154,11 @@ func (r *raw) settings() []setting {
 		{"SANDGATE_GATE_OTEL_ENDPOINT", "gate-otel-endpoint", "", "OTLP gRPC collector URL gates export spans to, as the gate network reaches it; empty: none", &r.gateOTel},
 		{"SANDGATE_GATE_OTEL_INSECURE", "gate-otel-insecure", "false", "gates export to the collector without TLS", &r.gateOTelInsecure},
 		{"SANDGATE_SHUTDOWN_TIMEOUT", "shutdown-timeout", DefaultShutdownTimeout.String(), "bound of the graceful shutdown", &r.shutdown},
+		{"SANDGATE_CHECKPOINT_DIR", "checkpoint-dir", DefaultCheckpointDir, "directory of the reaper's workdir checkpoints (created 0700)", &r.cpDir},
+		{"SANDGATE_CHECKPOINT_MAX_BYTES", "checkpoint-max-bytes", strconv.Itoa(DefaultCheckpointMaxBytes), "largest checkpoint in bytes; a larger workdir is reaped without one", &r.cpMax},
+		{"SANDGATE_IDLE_TTL", "idle-ttl", DefaultIdleTTL.String(), "reap a session idle this long (0: never)", &r.idleTTL},
+		{"SANDGATE_REAP_INTERVAL", "reap-interval", DefaultReapInterval.String(), "how often the reaper looks (at most half the idle TTL)", &r.reapInterval},
+		{"SANDGATE_ORPHAN_GRACE", "orphan-grace", DefaultOrphanGrace.String(), "reap labelled sandboxes without a session record after this long", &r.orphanGrace},
 	}
 }
 

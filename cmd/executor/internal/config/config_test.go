@@ -39,6 +39,11 @@ func TestLoadDefaults(t *testing.T) {
 	require.Equal(t, int64(512), c.Hardening.PidsLimit)
 	require.Empty(t, c.GateOTelEndpoint, "gates export nothing unless told")
 	require.False(t, c.GateOTelInsecure)
+	require.Equal(t, DefaultCheckpointDir, c.CheckpointDir)
+	require.Equal(t, int64(DefaultCheckpointMaxBytes), c.CheckpointMaxBytes)
+	require.Equal(t, DefaultIdleTTL, c.IdleTTL)
+	require.Equal(t, DefaultReapInterval, c.ReapInterval)
+	require.Equal(t, DefaultOrphanGrace, c.OrphanGrace)
 }
 
 func TestLoadGateOTel(t *testing.T) {
@@ -90,14 +95,16 @@ func TestLoadValid(t *testing.T) {
 	t.Parallel()
 	b64 := base64.StdEncoding.EncodeToString([]byte(key32))
 	for name, kv := range map[string]map[string]string{
-		"beyond loopback with token": {"SANDGATE_LISTEN": "0.0.0.0:7070", "SANDGATE_API_TOKEN": token},
-		"localhost":                  {"SANDGATE_LISTEN": "localhost:7070"},
-		"ipv6 loopback":              {"SANDGATE_LISTEN": "[::1]:0"},
-		"postgres":                   {"SANDGATE_DATABASE_URL": "postgres://u:pw@db/x"},
-		"key base64":                 {"SANDGATE_SECRET_KEY": b64},
-		"key base64 raw url":         {"SANDGATE_SECRET_KEY": base64.RawURLEncoding.EncodeToString([]byte(key32))},
-		"gates off explicitly":       {"SANDGATE_GATE_IMAGE": "", "SANDGATE_CONTROLPLANE_URL": "http://10.0.0.1"},
-		"loopback url, host network": {"SANDGATE_CONTROLPLANE_URL": "http://127.0.0.1:7070", "SANDGATE_GATE_NETWORK": "host"},
+		"beyond loopback with token":   {"SANDGATE_LISTEN": "0.0.0.0:7070", "SANDGATE_API_TOKEN": token},
+		"localhost":                    {"SANDGATE_LISTEN": "localhost:7070"},
+		"ipv6 loopback":                {"SANDGATE_LISTEN": "[::1]:0"},
+		"postgres":                     {"SANDGATE_DATABASE_URL": "postgres://u:pw@db/x"},
+		"key base64":                   {"SANDGATE_SECRET_KEY": b64},
+		"key base64 raw url":           {"SANDGATE_SECRET_KEY": base64.RawURLEncoding.EncodeToString([]byte(key32))},
+		"gates off explicitly":         {"SANDGATE_GATE_IMAGE": "", "SANDGATE_CONTROLPLANE_URL": "http://10.0.0.1"},
+		"loopback url, host network":   {"SANDGATE_CONTROLPLANE_URL": "http://127.0.0.1:7070", "SANDGATE_GATE_NETWORK": "host"},
+		"no idle reaping, slow rounds": {"SANDGATE_IDLE_TTL": "0", "SANDGATE_REAP_INTERVAL": "1h"},
+		"short ttl":                    {"SANDGATE_IDLE_TTL": "2s", "SANDGATE_REAP_INTERVAL": "500ms", "SANDGATE_ORPHAN_GRACE": "0s"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -143,6 +150,13 @@ func TestLoadInvalid(t *testing.T) {
 		{"gate otel insecure", map[string]string{"SANDGATE_GATE_OTEL_INSECURE": "maybe"}, nil, "SANDGATE_GATE_OTEL_INSECURE: must be true or false"},
 		{"shutdown", map[string]string{"SANDGATE_SHUTDOWN_TIMEOUT": "-1s"}, nil, "SANDGATE_SHUTDOWN_TIMEOUT: must be a positive"},
 		{"hardening", map[string]string{"SANDBOX_PIDS_LIMIT": "lots"}, nil, "SANDBOX_PIDS_LIMIT"},
+		{"checkpoint dir", map[string]string{"SANDGATE_CHECKPOINT_DIR": " "}, nil, "SANDGATE_CHECKPOINT_DIR: must name"},
+		{"checkpoint max", map[string]string{"SANDGATE_CHECKPOINT_MAX_BYTES": "1G"}, nil, "SANDGATE_CHECKPOINT_MAX_BYTES: must be a positive"},
+		{"checkpoint max zero", nil, []string{"--checkpoint-max-bytes", "0"}, "SANDGATE_CHECKPOINT_MAX_BYTES: must be a positive"},
+		{"idle ttl", map[string]string{"SANDGATE_IDLE_TTL": "-1m"}, nil, "SANDGATE_IDLE_TTL: must be a duration"},
+		{"reap interval", map[string]string{"SANDGATE_REAP_INTERVAL": "0s"}, nil, "SANDGATE_REAP_INTERVAL: must be a positive"},
+		{"reap interval vs ttl", map[string]string{"SANDGATE_IDLE_TTL": "1m", "SANDGATE_REAP_INTERVAL": "31s"}, nil, "SANDGATE_REAP_INTERVAL: 31s is more than half of SANDGATE_IDLE_TTL (1m0s)"},
+		{"orphan grace", map[string]string{"SANDGATE_ORPHAN_GRACE": "soon"}, nil, "SANDGATE_ORPHAN_GRACE: must be a duration"},
 		{"argument", nil, []string{"extra"}, `unexpected argument "extra"`},
 	}
 	for _, tt := range tests {

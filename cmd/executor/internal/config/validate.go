@@ -55,7 +55,38 @@ func (r *raw) validate() (Config, error) {
 	if c.ShutdownTimeout, err = time.ParseDuration(r.shutdown); err != nil || c.ShutdownTimeout <= 0 {
 		return Config{}, fmt.Errorf("SANDGATE_SHUTDOWN_TIMEOUT: must be a positive duration such as 15s")
 	}
+	if err := r.validateReaper(&c); err != nil {
+		return Config{}, err
+	}
 	return c, nil
+}
+
+// validateReaper checks the reaper's settings. The interval is at most half
+// the TTL: it is also the heartbeat that tells other executors sharing the
+// store that a long call is still running.
+func (r *raw) validateReaper(c *Config) error {
+	if strings.TrimSpace(r.cpDir) == "" {
+		return fmt.Errorf("SANDGATE_CHECKPOINT_DIR: must name a directory, such as %s", DefaultCheckpointDir)
+	}
+	c.CheckpointDir = r.cpDir
+	n, err := strconv.ParseInt(r.cpMax, 10, 64)
+	if err != nil || n <= 0 {
+		return fmt.Errorf("SANDGATE_CHECKPOINT_MAX_BYTES: must be a positive number of bytes, such as %d", DefaultCheckpointMaxBytes)
+	}
+	c.CheckpointMaxBytes = n
+	if c.IdleTTL, err = time.ParseDuration(r.idleTTL); err != nil || c.IdleTTL < 0 {
+		return fmt.Errorf("SANDGATE_IDLE_TTL: must be a duration such as 30m, or 0 to reap no idle session")
+	}
+	if c.ReapInterval, err = time.ParseDuration(r.reapInterval); err != nil || c.ReapInterval <= 0 {
+		return fmt.Errorf("SANDGATE_REAP_INTERVAL: must be a positive duration such as 1m")
+	}
+	if c.IdleTTL > 0 && c.ReapInterval > c.IdleTTL/2 {
+		return fmt.Errorf("SANDGATE_REAP_INTERVAL: %s is more than half of SANDGATE_IDLE_TTL (%s)", c.ReapInterval, c.IdleTTL)
+	}
+	if c.OrphanGrace, err = time.ParseDuration(r.orphanGrace); err != nil || c.OrphanGrace < 0 {
+		return fmt.Errorf("SANDGATE_ORPHAN_GRACE: must be a duration such as 10m")
+	}
+	return nil
 }
 
 // checkAddr checks a host:port to listen on and reports whether it is a

@@ -1,0 +1,30 @@
+package app
+
+import (
+	"context"
+	"testing"
+
+	"github.com/sandgate/sandgate/core/executor"
+	"github.com/sandgate/sandgate/core/sandbox"
+)
+
+// BenchmarkServiceExec measures what the service adds to one exec on the
+// fake sandbox: the id and request checks, the activity count and the
+// cached handle (no Provider.Attach; a store write at most every 5 s).
+func BenchmarkServiceExec(b *testing.B) {
+	e := newEnv(b)
+	ctx := context.Background()
+	if _, err := e.svc.Provision(ctx, "ses_bench", executor.SessionRequest{}); err != nil {
+		b.Fatal(err)
+	}
+	req := sandbox.ExecRequest{Command: "true"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.svc.Exec(ctx, "ses_bench", req); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if e.prov.attaches != 0 {
+		b.Fatalf("%d attaches: the handle is not cached", e.prov.attaches)
+	}
+}

@@ -1,0 +1,161 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/executor"
+	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
+)
+
+// reapTimeout bounds one reap, checkpoint included, whatever the caller's
+// context: a reap half done is worse than a slow one.
+const reapTimeout = 10 * time.Minute
+
+// ReapResult is how the reap of one session ended.
+type ReapResult struct {
+	ID      domain.ID
+	Reason  executor.ReapReason
+	Outcome executor.ReapOutcome
+	// Size is the checkpoint's size when Outcome is checkpointed.
+	Size int64
+	// Err is why the reap failed (OutcomeFailed), or why it went ahead
+	// without a checkpoint.
+	Err error
+}
+
+// reapLocked checkpoints the workdir (when checkpoint is set), revokes the
+// gate token and reaps the sandbox; the caller holds the session's lock and
+// its activity claim. A failed checkpoint fails the reap when strict (an
+// explicit delete keeps the data rather than lose it); otherwise the reap
+// goes ahead without one and any older checkpoint is deleted, so a later
+// provision never restores a stale workdir. An orphan keeps whatever record
+// may appear meanwhile; any other reap removes the session's record.
+func (s *Service) reapLocked(ctx context.Context, sid domain.ID, reason executor.ReapReason, workdir string, checkpoint, strict bool) ReapResult {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reapTimeout)
+	defer cancel()
+	res := ReapResult{ID: sid, Reason: reason, Outcome: executor.OutcomeReapedWithoutCheckpoint}
+	switch {
+	case checkpoint && s.checkpoints != nil:
+		size, err := s.checkpoint(ctx, sid, workdir)
+		if err == nil {
+			res.Outcome, res.Size = executor.OutcomeCheckpointed, size
+			break
+		}
+		if strict {
+			return s.failed(res, err)
+		}
+		res.Err = err
+		if derr := s.checkpoints.Delete(ctx, sid); derr != nil {
+			return s.failed(res, fmt.Errorf("%w; and the previous checkpoint could not be deleted: %w", err, derr))
+		}
+	case checkpoint:
+		res.Err = errors.New("no checkpoint store is configured")
+	case reason == executor.ReasonOrphan:
+		res.Err = errors.New("an orphan has no session record, hence no known workdir")
+	}
+	if err := s.store.Revoke(ctx, sid); err != nil {
+		return s.failed(res, fmt.Errorf("revoke the gate token: %w", err))
+	}
+	if err := s.provider.Reap(ctx, sid); err != nil {
+		return s.failed(res, err)
+	}
+	s.handles.drop(sid, nil)
+	if reason != executor.ReasonOrphan {
+		if err := s.store.DeleteSession(ctx, sid); err != nil {
+			return s.failed(res, fmt.Errorf("remove the session record: %w", err))
+		}
+	}
+	s.observe(res)
+	return res
+}
+
+func (s *Service) failed(res ReapResult, err error) ReapResult {
+	res.Outcome, res.Err = executor.OutcomeFailed, err
+	s.observe(res)
+	return res
+}
+
+// observe logs one reap and hands it to the observer.
+func (s *Service) observe(res ReapResult) {
+	attrs := []any{"session", res.ID, "reason", string(res.Reason), "outcome", string(res.Outcome)}
+	switch {
+	case res.Outcome == executor.OutcomeFailed:
+		s.log.Error("reap failed", append(attrs, "error", res.Err)...)
+	case res.Err != nil:
+		s.log.Warn("reaped without a checkpoint", append(attrs, "why", res.Err)...)
+	default:
+		s.log.Info("reaped", append(attrs, "checkpoint_bytes", res.Size)...)
+	}
+	if s.onReap != nil {
+		s.onReap(res)
+	}
+}
+
+// checkpoint exports the workdir into the checkpoint store.
+func (s *Service) checkpoint(ctx context.Context, sid domain.ID, workdir string) (int64, error) {
+	rc, err := s.provider.Export(ctx, sid, workdir)
+	if err != nil {
+		return 0, fmt.Errorf("export %s: %w", workdir, err)
+	}
+	defer func() { _ = rc.Close() }()
+	n, err := s.checkpoints.Put(ctx, sid, rc)
+	if err != nil {
+		return 0, fmt.Errorf("store the checkpoint: %w", err)
+	}
+	return n, nil
+}
+
+// deleteWithCheckpoint is DELETE ?checkpoint=true: the reap path with
+// reason explicit. Unlike the reaper's, a checkpoint that cannot be taken
+// fails the delete and leaves the session running: the caller asked to
+// keep the workdir. Calls in flight are not waited for (as in a plain
+// delete); new ones are refused while it runs.
+func (s *Service) deleteWithCheckpoint(ctx context.Context, sid domain.ID) error {
+	if s.checkpoints == nil {
+		return fmt.Errorf("delete %s with a checkpoint: no checkpoint store: %w", sid, executor.ErrNotImplemented)
+	}
+	defer s.locks.lock(sid)()
+	workdir := sandbox.DefaultWorkdir
+	rec, err := s.store.GetSession(ctx, sid)
+	switch {
+	case err == nil && rec.Workdir != "":
+		workdir = rec.Workdir
+	case err != nil && !errors.Is(err, session.ErrNotFound) && !errors.Is(err, session.ErrDecrypt):
+		return fmt.Errorf("delete %s: %w", sid, err)
+	}
+	s.activity.claim(sid, true)
+	defer s.activity.release(sid)
+	res := s.reapLocked(ctx, sid, executor.ReasonExplicit, workdir, true, true)
+	if res.Err != nil && res.Outcome == executor.OutcomeFailed {
+		return fmt.Errorf("delete %s with a checkpoint: %w", sid, res.Err)
+	}
+	return nil
+}
+
+// checkpointToRestore reports whether a provision of sid is to restore a
+// checkpoint. A checkpoint of a session whose sandbox still runs is stale
+// (the reap that took it failed, or the restore was done but its checkpoint
+// not deleted): the running sandbox wins and the checkpoint is deleted.
+func (s *Service) checkpointToRestore(ctx context.Context, sid domain.ID) (bool, error) {
+	if s.checkpoints == nil {
+		return false, nil
+	}
+	rc, _, err := s.checkpoints.Get(ctx, sid)
+	if errors.Is(err, executor.ErrCheckpointNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("provision %s: %w", sid, err)
+	}
+	_ = rc.Close()
+	if _, err := s.provider.Attach(ctx, sid); err == nil {
+		s.log.Warn("a checkpoint of a running session is stale; deleting it", "session", sid)
+		return false, s.checkpoints.Delete(ctx, sid)
+	}
+	return true, nil
+}

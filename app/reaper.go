@@ -1,0 +1,180 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/executor"
+	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
+)
+
+// roundTimeout bounds the listing part of a round (Owned, Activity, the
+// heartbeat); each reap has its own bound.
+const roundTimeout = time.Minute
+
+// Reaper reaps idle sessions (after checkpointing their workdir) and
+// orphans, every interval, through its Service. Start runs it; Stop stops
+// it and waits for the round in progress.
+type Reaper struct {
+	svc      *Service
+	policy   executor.ReapPolicy
+	interval time.Duration
+	// seen is when each listed session was first seen in its current state
+	// (recorded or not): it starts an orphan's grace, and stands in for an
+	// unknown activity. Only the loop's goroutine touches it.
+	seen map[domain.ID]sighting
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+type sighting struct {
+	recorded bool
+	at       time.Time
+}
+
+// NewReaper returns a reaper of svc's sessions; it starts nothing.
+func NewReaper(svc *Service, policy executor.ReapPolicy, interval time.Duration) *Reaper {
+	return &Reaper{svc: svc, policy: policy, interval: interval, seen: map[domain.ID]sighting{}}
+}
+
+// Start runs a round every interval until Stop.
+func (r *Reaper) Start() {
+	r.stop = make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	r.wg.Go(func() {
+		<-r.stop
+		cancel()
+	})
+	r.wg.Go(func() {
+		t := time.NewTicker(r.interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				r.Round(ctx)
+			}
+		}
+	})
+}
+
+// Stop ends the loop: the round in progress sees its context cancelled
+// (a reap in progress finishes within its own bound) and Stop waits for it,
+// or for ctx.
+func (r *Reaper) Stop(ctx context.Context) error {
+	if r.stop == nil {
+		return nil
+	}
+	close(r.stop)
+	done := make(chan struct{})
+	go func() { r.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Round writes this process's activity (the heartbeat), lists the endpoint
+// and reaps what the policy says, each session under its lock and after a
+// re-check. It returns the reaps it made.
+func (r *Reaper) Round(ctx context.Context) []ReapResult {
+	s := r.svc
+	lctx, cancel := context.WithTimeout(ctx, roundTimeout)
+	defer cancel()
+	ids, err := s.provider.Owned(lctx)
+	if err != nil {
+		s.log.Error("reaper: list the endpoint's sessions", "error", err)
+		return nil
+	}
+	owned := make(map[domain.ID]bool, len(ids))
+	for _, id := range ids {
+		owned[id] = true
+	}
+	s.heartbeat(lctx, func(sid domain.ID) bool { return owned[sid] })
+	s.handles.prune(func(sid domain.ID) bool { return owned[sid] })
+	stored, err := s.store.Activity(lctx)
+	if err != nil {
+		s.log.Error("reaper: read session activity", "error", err)
+		return nil
+	}
+	now := s.now()
+	candidates := make([]executor.ReapCandidate, 0, len(ids))
+	for _, sid := range ids {
+		last, recorded := stored[sid]
+		candidates = append(candidates, r.candidate(sid, recorded, last, now))
+	}
+	for sid := range r.seen {
+		if !owned[sid] {
+			delete(r.seen, sid)
+		}
+	}
+	var out []ReapResult
+	for _, p := range r.policy.Plan(candidates, now) {
+		if ctx.Err() != nil {
+			break
+		}
+		if res, ok := r.reap(ctx, p.ID); ok {
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+// candidate combines the store's view of sid with this process's.
+func (r *Reaper) candidate(sid domain.ID, recorded bool, last, now time.Time) executor.ReapCandidate {
+	seen, ok := r.seen[sid]
+	if !ok || seen.recorded != recorded {
+		seen = sighting{recorded: recorded, at: now}
+		r.seen[sid] = seen
+	}
+	inFlight, local := r.svc.activity.snapshot(sid)
+	if local.After(last) {
+		last = local
+	}
+	return executor.ReapCandidate{ID: sid, Recorded: recorded, LastActive: last, InFlight: inFlight, FirstSeen: seen.at}
+}
+
+// reap re-checks sid under its lock — its record and activity may have
+// changed since the listing, another executor may have reaped or
+// re-provisioned it — and reaps it if the policy still says so.
+func (r *Reaper) reap(ctx context.Context, sid domain.ID) (ReapResult, bool) {
+	s := r.svc
+	defer s.locks.lock(sid)()
+	rec, err := s.store.GetSession(ctx, sid)
+	recorded := err == nil || errors.Is(err, session.ErrDecrypt)
+	if err != nil && !recorded && !errors.Is(err, session.ErrNotFound) {
+		s.log.Error("reaper: re-read the session", "session", sid, "error", err)
+		return ReapResult{}, false
+	}
+	c := r.candidate(sid, recorded, rec.LastActive, s.now())
+	reason, ok := r.policy.Decide(c, s.now())
+	if !ok || !s.activity.claim(sid, false) {
+		return ReapResult{}, false
+	}
+	defer s.activity.release(sid)
+	workdir := rec.Workdir
+	if workdir == "" {
+		workdir = sandbox.DefaultWorkdir
+	}
+	delete(r.seen, sid)
+	return s.reapLocked(ctx, sid, reason, workdir, reason == executor.ReasonIdle, false), true
+}
+
+// heartbeat writes the activity the store has not heard of, and that of
+// every session with a call in flight, so another executor's reaper sees a
+// long exec as activity; keep says which idle entries to remember.
+func (s *Service) heartbeat(ctx context.Context, keep func(domain.ID) bool) {
+	for sid, at := range s.activity.heartbeat(s.now(), keep) {
+		if err := s.store.Touch(ctx, sid, at); err != nil {
+			s.log.Warn("reaper: record session activity", "session", sid, "error", err)
+		}
+	}
+}

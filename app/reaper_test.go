@@ -1,0 +1,317 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/adapters/checkpoint"
+	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/executor"
+	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
+)
+
+// clock is a settable time source.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// reapEnv is an env with a checkpoint store, a clock, a reaper (TTL 1m,
+// grace 30s) and the reaps observed.
+type reapEnv struct {
+	*env
+	cp     *checkpoint.Dir
+	clock  *clock
+	reaper *Reaper
+	mu     sync.Mutex
+	seen   []ReapResult
+}
+
+var policy = executor.ReapPolicy{IdleTTL: time.Minute, OrphanGrace: 30 * time.Second}
+
+func newReapEnv(t *testing.T, maxBytes int64) *reapEnv {
+	t.Helper()
+	e := newEnv(t)
+	cp, err := checkpoint.New(filepath.Join(t.TempDir(), "cp"), maxBytes)
+	require.NoError(t, err)
+	r := &reapEnv{env: e, cp: cp, clock: &clock{now: time.UnixMilli(1_800_000_000_000)}}
+	e.svc = New(e.prov, e.store, defaults, WithCheckpoints(cp), withClock(r.clock.Now),
+		WithReapObserver(func(res ReapResult) { r.mu.Lock(); r.seen = append(r.seen, res); r.mu.Unlock() }))
+	r.reaper = NewReaper(e.svc, policy, time.Hour)
+	return r
+}
+
+func (r *reapEnv) provision(t *testing.T, files map[string]string) domain.ID {
+	t.Helper()
+	sid := domain.NewID("ses")
+	_, err := r.svc.Provision(context.Background(), sid, executor.SessionRequest{})
+	require.NoError(t, err)
+	for p, data := range files {
+		require.NoError(t, r.svc.WriteFile(context.Background(), sid, p, bytes.NewReader([]byte(data)), int64(len(data))))
+	}
+	return sid
+}
+
+func (r *reapEnv) observed() []ReapResult {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]ReapResult(nil), r.seen...)
+}
+
+func outcomes(rs []ReapResult) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, string(r.ID)+" "+string(r.Reason)+" "+string(r.Outcome))
+	}
+	return out
+}
+
+func TestReaperIdleCheckpointAndRestore(t *testing.T) {
+	t.Parallel()
+	r := newReapEnv(t, 1<<20)
+	ctx := context.Background()
+	sid := r.provision(t, map[string]string{"/workspace/a.txt": "alpha", "/workspace/d/run.sh": "#!/bin/sh"})
+	busy := r.provision(t, nil)
+
+	r.clock.advance(59 * time.Second)
+	_, err := r.svc.Exec(ctx, busy, sandbox.ExecRequest{Command: "true"})
+	require.NoError(t, err)
+	require.Empty(t, r.reaper.Round(ctx), "nothing is idle for a minute yet")
+	r.clock.advance(time.Second)
+	got := r.reaper.Round(ctx)
+	require.Equal(t, []string{string(sid) + " idle checkpointed"}, outcomes(got))
+	require.Equal(t, outcomes(got), outcomes(r.observed()), "the observer sees every reap")
+	require.Positive(t, got[0].Size)
+	require.Equal(t, []domain.ID{sid}, r.prov.reaped)
+	_, err = r.store.GetSession(ctx, sid)
+	require.ErrorIs(t, err, session.ErrNotFound, "an idle reap removes the record")
+	_, err = r.svc.Exec(ctx, sid, sandbox.ExecRequest{Command: "true"})
+	require.ErrorIs(t, err, sandbox.ErrNotFound, "the cached handle is dropped")
+
+	_, err = r.svc.Provision(ctx, sid, executor.SessionRequest{})
+	require.NoError(t, err)
+	box := r.prov.boxes[sid]
+	require.Equal(t, "alpha", string(box.files["/workspace/a.txt"]))
+	require.Equal(t, "#!/bin/sh", string(box.files["/workspace/d/run.sh"]))
+	last := box.execs[len(box.execs)-1].Command
+	require.Contains(t, last, "mkdir -p -- '/workspace'")
+	require.Contains(t, last, "chmod 0755 -- '/workspace/d/run.sh'")
+	_, _, err = r.cp.Get(ctx, sid)
+	require.ErrorIs(t, err, executor.ErrCheckpointNotFound, "a restored checkpoint is deleted")
+}
+
+func TestReaperKeepsSessionsInFlight(t *testing.T) {
+	t.Parallel()
+	r := newReapEnv(t, 1<<20)
+	ctx := context.Background()
+	sid := r.provision(t, map[string]string{"/workspace/f": "data"})
+	rc, _, err := r.svc.ReadFile(ctx, sid, "/workspace/f", 100)
+	require.NoError(t, err)
+	r.clock.advance(time.Hour)
+	require.Empty(t, r.reaper.Round(ctx), "a transfer in flight keeps its session")
+	stored, err := r.store.GetSession(ctx, sid)
+	require.NoError(t, err)
+	require.Equal(t, r.clock.Now().UnixMilli(), stored.LastActive.UnixMilli(), "the heartbeat writes an in-flight session's activity")
+
+	require.NoError(t, rc.Close())
+	require.NoError(t, rc.Close(), "a second close ends nothing twice")
+	r.clock.advance(59 * time.Second)
+	require.Empty(t, r.reaper.Round(ctx), "the end of the transfer was activity")
+	_, err = r.svc.Get(ctx, sid)
+	require.NoError(t, err)
+	r.clock.advance(59 * time.Second)
+	require.Empty(t, r.reaper.Round(ctx), "a get is activity too")
+	r.clock.advance(time.Second)
+	require.Len(t, r.reaper.Round(ctx), 1)
+	require.Nil(t, r.svc.handles.get(sid))
+	_, err = r.svc.Get(ctx, sid)
+	require.ErrorIs(t, err, sandbox.ErrNotFound)
+}
+
+func TestReaperOrphans(t *testing.T) {
+	t.Parallel()
+	r := newReapEnv(t, 1<<20)
+	ctx := context.Background()
+	orphan := domain.NewID("ses")
+	_, err := r.prov.Provision(ctx, sandbox.Spec{SessionID: orphan}) // assets, no record
+	require.NoError(t, err)
+	recorded := r.provision(t, nil)
+
+	require.Empty(t, r.reaper.Round(ctx), "an orphan first seen now is in its grace")
+	r.clock.advance(29 * time.Second)
+	require.Empty(t, r.reaper.Round(ctx))
+	r.clock.advance(time.Second)
+	got := r.reaper.Round(ctx)
+	require.Equal(t, []string{string(orphan) + " orphan reaped_without_checkpoint"}, outcomes(got))
+	require.ErrorContains(t, got[0].Err, "no session record")
+	_, _, err = r.cp.Get(ctx, orphan)
+	require.ErrorIs(t, err, executor.ErrCheckpointNotFound)
+	_, err = r.store.GetSession(ctx, recorded)
+	require.NoError(t, err, "a recorded session is never an orphan")
+}
+
+// TestReaperRechecksUnderTheLock holds the session's lock while a round
+// plans to reap it, uses the session meanwhile, and checks that the reap,
+// re-checked under the lock, does not happen.
+func TestReaperRechecksUnderTheLock(t *testing.T) {
+	t.Parallel()
+	r := newReapEnv(t, 1<<20)
+	ctx := context.Background()
+	sid := r.provision(t, nil)
+	r.clock.advance(2 * time.Minute)
+
+	unlock := r.svc.locks.lock(sid)
+	done := make(chan []ReapResult)
+	go func() { done <- r.reaper.Round(ctx) }()
+	require.Eventually(t, func() bool { return r.svc.locks.waiters(sid) == 2 }, 5*time.Second, time.Millisecond,
+		"the round must wait for the session's lock")
+	_, err := r.svc.Exec(ctx, sid, sandbox.ExecRequest{Command: "true"})
+	require.NoError(t, err)
+	unlock()
+	require.Empty(t, <-done, "activity after the listing must cancel the reap")
+	require.Empty(t, r.prov.reaped)
+}
+
+func TestReapCheckpointTooLarge(t *testing.T) {
+	t.Parallel()
+	r := newReapEnv(t, 1024)
+	ctx := context.Background()
+	sid := r.provision(t, map[string]string{"/workspace/big": string(bytes.Repeat([]byte("x"), 4096))})
+	_, err := r.cp.Put(ctx, sid, bytes.NewReader([]byte("an older checkpoint")))
+	require.NoError(t, err)
+
+	// An explicit delete keeps the session when it cannot keep the workdir.
+	err = r.svc.Delete(ctx, sid, true)
+	require.ErrorIs(t, err, executor.ErrCheckpointTooLarge)
+	require.Empty(t, r.prov.reaped)
+	_, err = r.svc.Exec(ctx, sid, sandbox.ExecRequest{Command: "true"})
+	require.NoError(t, err, "a failed explicit delete leaves the session usable")
+
+	// The reaper reaps anyway, and drops the older checkpoint.
+	r.clock.advance(time.Hour)
+	got := r.reaper.Round(ctx)
+	require.Equal(t, []string{string(sid) + " idle reaped_without_checkpoint"}, outcomes(got))
+	require.ErrorIs(t, got[0].Err, executor.ErrCheckpointTooLarge)
+	_, _, err = r.cp.Get(ctx, sid)
+	require.ErrorIs(t, err, executor.ErrCheckpointNotFound, "a stale checkpoint must not be restored later")
+	require.Equal(t, []string{
+		string(sid) + " explicit failed", string(sid) + " idle reaped_without_checkpoint",
+	}, outcomes(r.observed()))
+}
+
+func TestDeleteWithCheckpoint(t *testing.T) {
+	t.Parallel()
+	r := newReapEnv(t, 1<<20)
+	ctx := context.Background()
+	sid := r.provision(t, map[string]string{"/workspace/k": "kept"})
+	require.NoError(t, r.svc.Delete(ctx, sid, true))
+	require.Equal(t, []string{string(sid) + " explicit checkpointed"}, outcomes(r.observed()))
+	rc, _, err := r.cp.Get(ctx, sid)
+	require.NoError(t, err)
+	require.Equal(t, []string{"workspace/", "workspace/k"}, tarNames(t, rc))
+	require.NoError(t, rc.Close())
+	_, err = r.store.GetSession(ctx, sid)
+	require.ErrorIs(t, err, session.ErrNotFound)
+
+	// A checkpoint of a session that runs again is stale: not restored.
+	_, err = r.prov.Provision(ctx, sandbox.Spec{SessionID: sid})
+	require.NoError(t, err)
+	_, err = r.svc.Provision(ctx, sid, executor.SessionRequest{})
+	require.NoError(t, err)
+	require.Empty(t, r.prov.boxes[sid].files)
+	_, _, err = r.cp.Get(ctx, sid)
+	require.ErrorIs(t, err, executor.ErrCheckpointNotFound)
+}
+
+func TestCachedHandle(t *testing.T) {
+	t.Parallel()
+	e, sid := provisioned(t, executor.SessionRequest{})
+	ctx := context.Background()
+	for range 3 {
+		_, err := e.svc.Exec(ctx, sid, sandbox.ExecRequest{Command: "true"})
+		require.NoError(t, err)
+	}
+	require.Zero(t, e.prov.attaches, "the provision's handle is reused")
+
+	// Someone else reaps and re-provisions: the cached handle is stale.
+	require.NoError(t, e.prov.Reap(ctx, sid))
+	_, err := e.prov.Provision(ctx, sandbox.Spec{SessionID: sid})
+	require.NoError(t, err)
+	_, err = e.svc.Exec(ctx, sid, sandbox.ExecRequest{Command: "true"})
+	require.NoError(t, err)
+	require.NoError(t, e.svc.WriteFile(ctx, sid, "/w/x", bytes.NewReader([]byte("x")), 1))
+	require.Equal(t, 1, e.prov.attaches, "one re-attach after the stale handle")
+
+	// A stream write that consumed its source is not retried.
+	require.NoError(t, e.prov.Reap(ctx, sid))
+	_, err = e.prov.Provision(ctx, sandbox.Spec{SessionID: sid})
+	require.NoError(t, err)
+	err = e.svc.WriteFile(ctx, sid, "/w/y", bytes.NewReader([]byte("y")), 1)
+	require.ErrorIs(t, err, sandbox.ErrNotFound, "the fake reads the source before it fails")
+	_, err = e.svc.Exec(ctx, sid, sandbox.ExecRequest{Command: "true"})
+	require.NoError(t, err, "the stale handle was dropped all the same")
+}
+
+func TestActivityWritesDebounced(t *testing.T) {
+	t.Parallel()
+	r := newReapEnv(t, 1<<20)
+	ctx := context.Background()
+	sid := r.provision(t, nil)
+	start := r.clock.Now()
+	for range 10 {
+		r.clock.advance(100 * time.Millisecond)
+		_, err := r.svc.Exec(ctx, sid, sandbox.ExecRequest{Command: "true"})
+		require.NoError(t, err)
+	}
+	rec, err := r.store.GetSession(ctx, sid)
+	require.NoError(t, err)
+	require.Equal(t, start.UnixMilli(), rec.LastActive.UnixMilli(), "no write within the debounce")
+	r.clock.advance(DefaultTouchDebounce)
+	_, err = r.svc.Exec(ctx, sid, sandbox.ExecRequest{Command: "true"})
+	require.NoError(t, err)
+	rec, err = r.store.GetSession(ctx, sid)
+	require.NoError(t, err)
+	require.Equal(t, r.clock.Now().UnixMilli(), rec.LastActive.UnixMilli())
+}
+
+func TestReaperStartStop(t *testing.T) {
+	t.Parallel()
+	r := newReapEnv(t, 1<<20)
+	r.reaper = NewReaper(r.svc, executor.ReapPolicy{IdleTTL: time.Nanosecond}, 10*time.Millisecond)
+	sid := r.provision(t, nil)
+	r.clock.advance(time.Second)
+	require.NoError(t, r.reaper.Stop(context.Background()), "stopping a reaper never started is fine")
+	r.reaper.Start()
+	require.Eventually(t, func() bool { return len(r.observed()) == 1 }, 5*time.Second, 5*time.Millisecond)
+	require.NoError(t, r.reaper.Stop(context.Background()))
+	require.Equal(t, []string{string(sid) + " idle checkpointed"}, outcomes(r.observed()))
+}
+
+// waiters returns how many hold or wait for sid's lock (for tests).
+func (l *locks) waiters(sid domain.ID) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if sl := l.m[sid]; sl != nil {
+		return sl.refs
+	}
+	return 0
+}

@@ -1,0 +1,147 @@
+package app
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/executor"
+	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/ports"
+)
+
+// Batching of a restore's small files: one WriteFiles round trip carries at
+// most restoreBatchBytes or restoreBatchFiles; a larger file streams alone.
+const (
+	restoreBatchBytes = 8 << 20
+	restoreBatchFiles = 512
+	restoreSmallFile  = 1 << 20
+	// restoreScriptTimeout bounds each script making dirs, links and modes.
+	restoreScriptTimeout = 2 * time.Minute
+)
+
+// restoreCheckpoint writes the session's checkpoint into its new sandbox's
+// workdir, then deletes the checkpoint. Files travel through the Sandbox
+// port (batched writes, or a stream for a large file); directories, links
+// and permissions through scripts (executor.RestoreScripts). Hard links,
+// devices and FIFOs are skipped and counted in the log. A failure fails the
+// provision and keeps the checkpoint: a retried provision adopts the
+// sandbox and restores again (writes overwrite).
+func (s *Service) restoreCheckpoint(ctx context.Context, sid domain.ID, sb ports.Sandbox, workdir string) error {
+	rc, size, err := s.checkpoints.Get(ctx, sid)
+	if errors.Is(err, executor.ErrCheckpointNotFound) {
+		return nil // deleted meanwhile by another executor's restore
+	}
+	if err != nil {
+		return fmt.Errorf("provision %s: restore: %w", sid, err)
+	}
+	defer func() { _ = rc.Close() }()
+	r := restorer{ctx: ctx, sb: sb, workdir: workdir}
+	if err := r.run(rc); err != nil {
+		return fmt.Errorf("provision %s: restore the checkpoint (kept): %w", sid, err)
+	}
+	if err := s.checkpoints.Delete(ctx, sid); err != nil {
+		return fmt.Errorf("provision %s: restored, but: %w", sid, err)
+	}
+	s.log.Info("restored checkpoint", "session", sid, "bytes", size, "files", r.files, "skipped", r.skipped)
+	return nil
+}
+
+// restorer replays one tar into a sandbox.
+type restorer struct {
+	ctx     context.Context
+	sb      ports.Sandbox
+	workdir string
+	batch   []sandbox.FileWrite
+	bytes   int
+	entries []executor.RestoreEntry
+	files   int
+	skipped int
+}
+
+func (r *restorer) run(src io.Reader) error {
+	tr := tar.NewReader(src)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %w", executor.ErrBadCheckpoint, err)
+		}
+		if err := r.member(h, tr); err != nil {
+			return err
+		}
+	}
+	if err := r.flush(); err != nil {
+		return err
+	}
+	for _, script := range executor.RestoreScripts(r.entries) {
+		if err := r.exec(script); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *restorer) member(h *tar.Header, tr io.Reader) error {
+	p, err := executor.Reroot(r.workdir, h.Name)
+	if err != nil {
+		return err
+	}
+	mode := h.FileInfo().Mode().Perm()
+	switch h.Typeflag {
+	case tar.TypeDir:
+		r.entries = append(r.entries, executor.RestoreEntry{Kind: executor.RestoreDir, Path: p, Mode: mode})
+	case tar.TypeSymlink:
+		r.entries = append(r.entries, executor.RestoreEntry{Kind: executor.RestoreSymlink, Path: p, Target: h.Linkname})
+	case tar.TypeReg:
+		r.files++
+		r.entries = append(r.entries, executor.RestoreEntry{Kind: executor.RestoreFile, Path: p, Mode: mode})
+		return r.file(p, h.Size, tr)
+	default:
+		r.skipped++
+	}
+	return nil
+}
+
+// file batches a small file, or streams a large one on its own.
+func (r *restorer) file(p string, size int64, tr io.Reader) error {
+	if size > restoreSmallFile {
+		return r.sb.WriteFileStream(r.ctx, p, tr, size)
+	}
+	data, err := io.ReadAll(io.LimitReader(tr, size))
+	if err != nil {
+		return fmt.Errorf("%w: %w", executor.ErrBadCheckpoint, err)
+	}
+	r.batch = append(r.batch, sandbox.FileWrite{Path: p, Data: data})
+	r.bytes += len(data)
+	if r.bytes >= restoreBatchBytes || len(r.batch) >= restoreBatchFiles {
+		return r.flush()
+	}
+	return nil
+}
+
+func (r *restorer) flush() error {
+	if len(r.batch) == 0 {
+		return nil
+	}
+	err := r.sb.WriteFiles(r.ctx, r.batch)
+	r.batch, r.bytes = nil, 0
+	return err
+}
+
+func (r *restorer) exec(script string) error {
+	res, err := r.sb.Exec(r.ctx, sandbox.ExecRequest{Command: script, Timeout: restoreScriptTimeout})
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("restore script exited %d: %.512s", res.ExitCode, res.Stderr)
+	}
+	return nil
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/fx"
+
+	"github.com/sandgate/sandgate/adapters/checkpoint"
+	"github.com/sandgate/sandgate/app"
+	"github.com/sandgate/sandgate/cmd/executor/internal/config"
+	"github.com/sandgate/sandgate/core/executor"
+	"github.com/sandgate/sandgate/ports"
+)
+
+// checkpointModule provides the checkpoint store: a local directory,
+// created (and cleared of interrupted writes) in OnStart.
+var checkpointModule = fx.Module("checkpoint", fx.Provide(newCheckpointStore))
+
+func newCheckpointStore(lc fx.Lifecycle, cfg config.Config) (ports.CheckpointStore, error) {
+	d, err := checkpoint.New(cfg.CheckpointDir, cfg.CheckpointMaxBytes)
+	if err != nil {
+		return nil, err
+	}
+	lc.Append(fx.StartHook(d.Prepare))
+	return d, nil
+}
+
+// reaperModule runs the reaper from OnStart to OnStop; OnStop waits for the
+// round in progress within the shutdown bound.
+var reaperModule = fx.Module("reaper", fx.Invoke(runReaper))
+
+func runReaper(lc fx.Lifecycle, svc *app.Service, cfg config.Config, log *slog.Logger) {
+	r := app.NewReaper(svc, executor.ReapPolicy{IdleTTL: cfg.IdleTTL, OrphanGrace: cfg.OrphanGrace}, cfg.ReapInterval)
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			log.Info("reaper", "idle_ttl", cfg.IdleTTL.String(), "interval", cfg.ReapInterval.String(),
+				"orphan_grace", cfg.OrphanGrace.String(), "checkpoint_dir", cfg.CheckpointDir)
+			r.Start()
+			return nil
+		},
+		OnStop: r.Stop,
+	})
+}
+
+// reapCounter returns the observer that counts reaps in sandgate.reaps by
+// reason and outcome.
+func reapCounter(mp metric.MeterProvider) (func(app.ReapResult), error) {
+	c, err := mp.Meter("github.com/sandgate/sandgate/app").Int64Counter("sandgate.reaps",
+		metric.WithDescription("Sandboxes reaped, by reason (idle, orphan, explicit) and outcome"),
+		metric.WithUnit("{reap}"))
+	if err != nil {
+		return nil, err
+	}
+	return func(r app.ReapResult) {
+		c.Add(context.Background(), 1, metric.WithAttributes(
+			attribute.String("reason", string(r.Reason)), attribute.String("outcome", string(r.Outcome))))
+	}, nil
+}

@@ -1,0 +1,101 @@
+package executor
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/sandgate/sandgate/core/domain"
+)
+
+// ReapReason says why a session's sandbox is reaped (the `reason` attribute
+// of the sandgate.reaps counter).
+type ReapReason string
+
+const (
+	// ReasonIdle: the session saw no API call for the idle TTL.
+	ReasonIdle ReapReason = "idle"
+	// ReasonOrphan: labelled assets with no session record, past the grace.
+	ReasonOrphan ReapReason = "orphan"
+	// ReasonExplicit: DELETE /v1/sessions/{id}?checkpoint=true.
+	ReasonExplicit ReapReason = "explicit"
+)
+
+// ReapOutcome is how one reap ended (the `outcome` attribute).
+type ReapOutcome string
+
+const (
+	// OutcomeCheckpointed: the workdir was stored, then the sandbox reaped.
+	OutcomeCheckpointed ReapOutcome = "checkpointed"
+	// OutcomeReapedWithoutCheckpoint: reaped with no checkpoint (an orphan,
+	// no checkpoint store, or the export failed or was too large; the
+	// reason is logged).
+	OutcomeReapedWithoutCheckpoint ReapOutcome = "reaped_without_checkpoint"
+	// OutcomeFailed: the revoke or the reap failed; the session is left as
+	// it was and the next round tries again.
+	OutcomeFailed ReapOutcome = "failed"
+)
+
+// ReapPolicy is the reaper's configuration. A zero IdleTTL reaps no idle
+// session; a zero OrphanGrace reaps orphans at first sight.
+type ReapPolicy struct {
+	IdleTTL     time.Duration
+	OrphanGrace time.Duration
+}
+
+// ReapCandidate is what the reaper knows of one session with labelled
+// assets on the endpoint.
+type ReapCandidate struct {
+	ID domain.ID
+	// Recorded: the store holds a record of the session. A provision writes
+	// the record before it creates anything, so a sandbox being provisioned
+	// (by any executor sharing the store) is never an orphan.
+	Recorded bool
+	// LastActive is the latest activity known, the store's and this
+	// process's; zero when neither knows any (a record written before
+	// activity was stored).
+	LastActive time.Time
+	// InFlight counts the calls (exec, transfer, …) running on the session
+	// in this process now.
+	InFlight int
+	// FirstSeen is when this reaper first listed the session in its current
+	// state (recorded or not); it stands in for an unknown LastActive and
+	// starts an orphan's grace. After a restart it starts again: the reaper
+	// errs on the side of keeping a sandbox.
+	FirstSeen time.Time
+}
+
+// Decide reports whether c is to be reaped at now, and why.
+func (p ReapPolicy) Decide(c ReapCandidate, now time.Time) (ReapReason, bool) {
+	switch {
+	case c.InFlight > 0:
+		return "", false
+	case !c.Recorded:
+		return ReasonOrphan, now.Sub(c.FirstSeen) >= p.OrphanGrace
+	case p.IdleTTL <= 0:
+		return "", false
+	}
+	last := c.LastActive
+	if last.IsZero() {
+		last = c.FirstSeen
+	}
+	return ReasonIdle, now.Sub(last) >= p.IdleTTL
+}
+
+// Reap is one session the reaper is to reap.
+type Reap struct {
+	ID     domain.ID
+	Reason ReapReason
+}
+
+// Plan returns the candidates to reap at now, sorted by id.
+func (p ReapPolicy) Plan(cs []ReapCandidate, now time.Time) []Reap {
+	var out []Reap
+	for _, c := range cs {
+		if reason, ok := p.Decide(c, now); ok {
+			out = append(out, Reap{ID: c.ID, Reason: reason})
+		}
+	}
+	slices.SortFunc(out, func(a, b Reap) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}

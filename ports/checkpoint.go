@@ -1,0 +1,27 @@
+package ports
+
+import (
+	"context"
+	"io"
+
+	"github.com/sandgate/sandgate/core/domain"
+)
+
+// CheckpointStore keeps one checkpoint per session: the tar of its workdir
+// (Provider.Export), taken before a reap and restored by the next provision.
+// Every method checks the session id first (domain.ErrInvalidID, before any
+// side effect).
+type CheckpointStore interface {
+	// Put stores src, read to its end, as the session's checkpoint and
+	// returns its size. It replaces the previous checkpoint atomically: a
+	// failed Put leaves the previous one (or none) and no partial data.
+	// Errors: executor.ErrCheckpointTooLarge once src exceeds the store's
+	// bound (src is not read further); src's; the store's.
+	Put(ctx context.Context, sid domain.ID, src io.Reader) (int64, error)
+	// Get opens the session's checkpoint and returns it with its size; the
+	// caller closes it. Errors: executor.ErrCheckpointNotFound; the store's.
+	Get(ctx context.Context, sid domain.ID) (io.ReadCloser, int64, error)
+	// Delete removes the session's checkpoint; deleting none is a no-op.
+	// Errors: the store's.
+	Delete(ctx context.Context, sid domain.ID) error
+}
