@@ -133,14 +133,30 @@ func buildNonRoot(t *testing.T, base string) {
 	require.NoError(t, err, "docker build %s: %s", nonRootImage, out)
 }
 
-// importImage copies a local Docker image into the cluster's containerd.
+// importImage copies a local Docker image into the cluster's containerd,
+// unless the same build (labelled with its Docker image id, as
+// build/k8s/import-images.sh labels its imports) is there already.
 func importImage(t *testing.T, ref string) {
 	t.Helper()
-	cmd := exec.Command("bash", "-c", `set -o pipefail; docker save "$1" | ctr -a "$2" -n k8s.io images import -`,
-		"import", ref, containerdSocket())
+	cmd := exec.Command("bash", "-c", importScript, "import", ref, containerdSocket())
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "import %s into the cluster: %s", ref, out)
 }
+
+// importScript: $1 a Docker image name, $2 the containerd socket.
+const importScript = `set -euo pipefail
+n=$1
+case "$n" in *:*|*@*) ;; *) n=$n:latest ;; esac
+case "${n%%/*}" in
+*.*|*:*|localhost) ;;
+*) if [[ "$n" == */* ]]; then n=docker.io/$n; else n=docker.io/library/$n; fi ;;
+esac
+id=$(docker image inspect -f '{{.Id}}' "$1")
+ctr=(ctr -a "$2" -n k8s.io)
+if "${ctr[@]}" images ls "name==$n" | grep -qF "dev.sandgate.docker-id=$id"; then exit 0; fi
+docker save "$1" | "${ctr[@]}" images import - >/dev/null
+"${ctr[@]}" images label "$n" "dev.sandgate.docker-id=$id" >/dev/null
+`
 
 // removeLabelled deletes every pod of this test's label, without grace.
 func removeLabelled(t *testing.T, cli k8s.Interface) {
