@@ -147,10 +147,11 @@ func importImage(t *testing.T, ref string) {
 const importScript = `set -euo pipefail
 n=$1
 case "$n" in *:*|*@*) ;; *) n=$n:latest ;; esac
-case "${n%%/*}" in
-*.*|*:*|localhost) ;;
-*) if [[ "$n" == */* ]]; then n=docker.io/$n; else n=docker.io/library/$n; fi ;;
-esac
+if [[ "$n" != */* ]]; then
+	n=docker.io/library/$n
+else
+	case "${n%%/*}" in *.*|*:*|localhost) ;; *) n=docker.io/$n ;; esac
+fi
 id=$(docker image inspect -f '{{.Id}}' "$1")
 ctr=(ctr -a "$2" -n k8s.io)
 if "${ctr[@]}" images ls "name==$n" | grep -qF "dev.sandgate.docker-id=$id"; then exit 0; fi

@@ -16,9 +16,11 @@ package kubernetes
 //     fds 3 and 4 (so nothing it starts can hold the exec's pipes), and with
 //     its own stderr on /dev/null meanwhile, so that bash's report of a
 //     child's signal death ("Killed") is not taken for the command's output;
-//  3. closes its ends of the pipes and waits for both cats to see EOF,
-//     bounded by DRAIN: a straggler still holding a pipe gets its cat killed
-//     (its later output is lost, as it would be once any exec returned);
+//  3. points everything it holds at /dev/null — so that nothing it says
+//     itself, such as bash's report of the jobs it kills next, can reach
+//     the exec's streams — and waits for both cats to see EOF, bounded by
+//     DRAIN: a straggler still holding a pipe gets its cat killed (its
+//     later output is lost, as it would be once any exec returned);
 //  4. exits with the command's status — 128+N when it died of signal N —
 //     which the runtime reports as the exec's exit code.
 //
@@ -35,8 +37,8 @@ e=$!
 exec 9>&2 2>/dev/null
 "$@" 2>&9 3>&- 4>&- 9>&-
 rc=$?
-exec 1>&3 2>&4 3>&- 4>&- 9>&-
-{ sleep "$DRAIN"; kill -KILL "$o" "$e"; } </dev/null >/dev/null 2>&1 &
+exec >/dev/null 2>&1 3>&- 4>&- 9>&-
+{ sleep "$DRAIN"; kill -KILL "$o" "$e"; } </dev/null &
 k=$!
 wait "$o" "$e"
 kill -KILL "$k" 2>/dev/null

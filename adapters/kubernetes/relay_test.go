@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/core/sandbox"
 )
 
 // runRelay runs the relay with the host's bash, as the sandbox would.
@@ -60,4 +62,30 @@ func TestRelaySignalDeathIsSilent(t *testing.T) {
 	require.Equal(t, "before\n", out)
 	require.Equal(t, 137, code, "128+SIGKILL, as the runtime reports a signal death")
 	require.False(t, strings.Contains(errs, "Killed"), "the relay's own job report is not the command's stderr: %q", errs)
+}
+
+// TestRelayAroundWrapperAddsNothing runs the relay around the core's
+// deadline wrapper, as Exec does, and requires both streams byte-exact: the
+// only extra bytes are the wrapper's header line on stderr.
+func TestRelayAroundWrapperAddsNothing(t *testing.T) {
+	t.Parallel()
+	const n = 1 << 20
+	cmd := "head -c 1048576 /dev/zero | tr '\\0' a; head -c 1048576 /dev/zero | tr '\\0' b >&2"
+	argv := relayArgv(sandbox.ExecArgv(sandbox.ExecRequest{Command: cmd, Timeout: 30 * time.Second}, t.TempDir()))
+	c := exec.Command(argv[0], argv[1:]...)
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	require.NoError(t, c.Run())
+	require.Equal(t, n, out.Len())
+	header, rest, ok := strings.Cut(errb.String(), "\n")
+	require.True(t, ok)
+	require.True(t, strings.HasPrefix(header, sandbox.HeaderPrefix), "header %q", header)
+	require.Equal(t, n, len(rest), "stderr after the header: %q", tail(rest))
+}
+
+func tail(s string) string {
+	if len(s) > 100 {
+		return s[len(s)-100:]
+	}
+	return s
 }
