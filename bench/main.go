@@ -79,10 +79,11 @@ func main() {
 		os.Exit(1)
 	}
 	defer env.close()
+	defer closeK8s()
 
 	var rows []Row
 	failed := false
-	for _, r := range append(dockerRows, gateRows...) {
+	for _, r := range append(append(dockerRows, gateRows...), k8sRows...) {
 		if *only != "" && !strings.Contains(","+*only+",", ","+r.name+",") {
 			continue
 		}

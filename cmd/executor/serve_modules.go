@@ -8,6 +8,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/sandgate/sandgate/adapters/docker"
+	"github.com/sandgate/sandgate/adapters/kubernetes"
 	"github.com/sandgate/sandgate/app"
 	"github.com/sandgate/sandgate/cmd/executor/internal/config"
 	"github.com/sandgate/sandgate/core/executor"
@@ -65,12 +66,18 @@ func newStore(lc fx.Lifecycle, cfg config.Config) *lazyStore {
 	return s
 }
 
-// providerModule provides the sandbox backend SANDGATE_BACKEND names; only
-// Docker exists (config refuses the rest). Gate tokens are revoked through
-// the store before a reap.
-var providerModule = fx.Module("provider", fx.Provide(newDockerProvider))
+// providerModule provides the sandbox backend SANDGATE_BACKEND names (config
+// refuses any other). Gate tokens are revoked through the store before a
+// reap.
+var providerModule = fx.Module("provider", fx.Provide(newProvider))
 
-func newDockerProvider(cfg config.Config, log *slog.Logger, store ports.TokenStore) (ports.Provider, error) {
+func newProvider(cfg config.Config, log *slog.Logger, store ports.TokenStore) (ports.Provider, error) {
+	if cfg.Backend == config.BackendKubernetes {
+		// Builds the client and validates the placement; the API server is
+		// first dialled by a request (or /readyz).
+		return kubernetes.NewFromKubeconfig(cfg.Kubeconfig, kubernetes.Options{Logger: log, Revoker: store,
+			Namespace: cfg.K8sNamespace, NetsetupImage: cfg.NetsetupImage})
+	}
 	// NewFromEnv only builds the client; the daemon is first dialled by a
 	// request (or /readyz).
 	return docker.NewFromEnv(docker.Options{Logger: log, Revoker: store, GateNetwork: cfg.GateNetwork})

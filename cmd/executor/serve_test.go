@@ -295,7 +295,7 @@ func TestNewLoggerWritesJSON(t *testing.T) {
 
 func TestRunServeRefusesBadConfiguration(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, versioncmd.ExitUsage, runServe([]string{"--backend=kubernetes"}))
+	require.Equal(t, versioncmd.ExitUsage, runServe([]string{"--backend=podman"}))
 	require.Equal(t, versioncmd.ExitUsage, runServe([]string{"--listen=0.0.0.0:0", "--api-token="}))
 	require.Equal(t, 0, runServe([]string{"-h"}))
 }

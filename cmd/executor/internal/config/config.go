@@ -38,6 +38,8 @@ const (
 	DefaultIdleTTL            = 30 * time.Minute
 	DefaultReapInterval       = time.Minute
 	DefaultOrphanGrace        = 10 * time.Minute
+	DefaultK8sNamespace       = "default"
+	DefaultNetsetupImage      = "busybox:1.35"
 )
 
 // Backends of SANDGATE_BACKEND.
@@ -66,8 +68,16 @@ type Config struct {
 	// APIToken is the bearer token of /v1 (SANDGATE_API_TOKEN); required
 	// when Listen is not loopback. Never logged.
 	APIToken string
-	// Backend is the provider (SANDGATE_BACKEND): only "docker" today.
+	// Backend is the provider (SANDGATE_BACKEND): "docker" or "kubernetes".
 	Backend string
+	// Kubeconfig is the kubeconfig file of the kubernetes backend
+	// (SANDGATE_KUBECONFIG); empty means the in-cluster service account.
+	Kubeconfig string
+	// K8sNamespace holds the sandbox pods (SANDGATE_K8S_NAMESPACE).
+	K8sNamespace string
+	// NetsetupImage runs the route-flushing init container of ungated limited
+	// sandboxes on kubernetes (SANDGATE_K8S_NETSETUP_IMAGE); it needs `ip`.
+	NetsetupImage string
 	// DatabaseURL names the store (SANDGATE_DATABASE_URL); it may hold a
 	// password, so no error or log line carries it.
 	DatabaseURL string
@@ -136,6 +146,7 @@ type raw struct {
 	image, gateImage, cpURL, gateNetwork, shutdown          string
 	gateOTel, gateOTelInsecure                              string
 	cpDir, cpMax, idleTTL, reapInterval, orphanGrace        string
+	kubeconfig, k8sNamespace, netsetupImage                 string
 }
 
 func (r *raw) settings() []setting {
@@ -143,7 +154,10 @@ func (r *raw) settings() []setting {
 		{"SANDGATE_LISTEN", "listen", DefaultListen, "address of the API (host:port)", &r.listen},
 		{"SANDGATE_GATE_LISTEN", "gate-listen", "", "extra address serving only the gate config endpoint", &r.gateListen},
 		{"SANDGATE_API_TOKEN", "api-token", "", "bearer token of the API (prefer the environment: argv is visible to local users)", &r.token},
-		{"SANDGATE_BACKEND", "backend", DefaultBackend, "sandbox backend: docker", &r.backend},
+		{"SANDGATE_BACKEND", "backend", DefaultBackend, "sandbox backend: docker or kubernetes", &r.backend},
+		{"SANDGATE_KUBECONFIG", "kubeconfig", "", "kubeconfig of the kubernetes backend; empty uses the in-cluster service account", &r.kubeconfig},
+		{"SANDGATE_K8S_NAMESPACE", "k8s-namespace", DefaultK8sNamespace, "namespace of the sandbox pods (kubernetes backend)", &r.k8sNamespace},
+		{"SANDGATE_K8S_NETSETUP_IMAGE", "k8s-netsetup-image", DefaultNetsetupImage, "image with `ip` for the route-flushing init container of ungated limited sandboxes (kubernetes backend)", &r.netsetupImage},
 		{"SANDGATE_DATABASE_URL", "database-url", DefaultDatabaseURL, "store: sqlite://PATH or postgres://…", &r.dbURL},
 		{"SANDGATE_SECRET_KEY", "secret-key", "", "32-byte key sealing secrets, base64 or hex (prefer the environment)", &r.key},
 		{"SANDGATE_SECRET_KEY_FILE", "secret-key-file", DefaultKeyFile, "file holding the key when SANDGATE_SECRET_KEY is unset; created 0600 on first start", &r.keyFile},

@@ -131,7 +131,9 @@ func TestLoadInvalid(t *testing.T) {
 		{"a name", map[string]string{"SANDGATE_LISTEN": "example.internal:7070"}, nil, "SANDGATE_API_TOKEN: required"},
 		{"short token", map[string]string{"SANDGATE_API_TOKEN": "short-secret"}, nil, "SANDGATE_API_TOKEN: must be at least 16"},
 		{"token with space", map[string]string{"SANDGATE_API_TOKEN": "a-long-token with-space"}, nil, "SANDGATE_API_TOKEN: must not contain"},
-		{"kubernetes", map[string]string{"SANDGATE_BACKEND": "kubernetes"}, nil, "SANDGATE_BACKEND: kubernetes is not available yet"},
+		{"kubernetes gates", map[string]string{"SANDGATE_BACKEND": "kubernetes", "SANDGATE_CONTROLPLANE_URL": "http://10.0.0.1:7071"}, nil, "SANDGATE_CONTROLPLANE_URL: gates are not supported on the kubernetes backend"},
+		{"k8s namespace", map[string]string{"SANDGATE_BACKEND": "kubernetes", "SANDGATE_K8S_NAMESPACE": " "}, nil, "SANDGATE_K8S_NAMESPACE: must name"},
+		{"netsetup image", nil, []string{"--backend=kubernetes", "--k8s-netsetup-image="}, "SANDGATE_K8S_NETSETUP_IMAGE: must name"},
 		{"backend", nil, []string{"--backend=podman"}, "SANDGATE_BACKEND: must be docker"},
 		{"database scheme", map[string]string{"SANDGATE_DATABASE_URL": "mysql://u:hunter2@x"}, nil, "SANDGATE_DATABASE_URL: must start with"},
 		{"sqlite path", map[string]string{"SANDGATE_DATABASE_URL": "sqlite://"}, nil, "SANDGATE_DATABASE_URL: sqlite:// needs a path"},
@@ -170,6 +172,18 @@ func TestLoadInvalid(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestLoadKubernetes(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"SANDGATE_BACKEND": "kubernetes", "SANDGATE_KUBECONFIG": "/etc/kube/config"}
+	c, err := Load([]string{"--k8s-namespace=sandboxes"}, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, BackendKubernetes, c.Backend)
+	require.Equal(t, "/etc/kube/config", c.Kubeconfig)
+	require.Equal(t, "sandboxes", c.K8sNamespace)
+	require.Equal(t, DefaultNetsetupImage, c.NetsetupImage)
+	require.Empty(t, c.GateImage, "no control plane: no gates")
 }
 
 func TestLoadHelp(t *testing.T) {

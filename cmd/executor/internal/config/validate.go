@@ -17,7 +17,8 @@ func (r *raw) validate() (Config, error) {
 		Listen: r.listen, GateListen: r.gateListen, APIToken: r.token,
 		Backend: r.backend, DatabaseURL: r.dbURL, KeyFile: r.keyFile,
 		Image: r.image, GateImage: r.gateImage, ControlplaneURL: r.cpURL,
-		GateNetwork: r.gateNetwork,
+		GateNetwork: r.gateNetwork, Kubeconfig: r.kubeconfig, K8sNamespace: r.k8sNamespace,
+		NetsetupImage: r.netsetupImage,
 	}
 	loopback, err := checkAddr("SANDGATE_LISTEN", r.listen)
 	if err != nil {
@@ -50,6 +51,9 @@ func (r *raw) validate() (Config, error) {
 		return Config{}, err
 	}
 	if err := c.checkGateOTel(r.gateOTel, r.gateOTelInsecure); err != nil {
+		return Config{}, err
+	}
+	if err := c.checkKubernetes(); err != nil {
 		return Config{}, err
 	}
 	if c.ShutdownTimeout, err = time.ParseDuration(r.shutdown); err != nil || c.ShutdownTimeout <= 0 {
@@ -123,12 +127,30 @@ func checkToken(token string, loopback bool) error {
 
 func checkBackend(b string) error {
 	switch b {
-	case BackendDocker:
+	case BackendDocker, BackendKubernetes:
 		return nil
-	case BackendKubernetes:
-		return fmt.Errorf("SANDGATE_BACKEND: kubernetes is not available yet; use docker")
 	}
-	return fmt.Errorf("SANDGATE_BACKEND: must be docker (or, later, kubernetes)")
+	return fmt.Errorf("SANDGATE_BACKEND: must be docker or kubernetes")
+}
+
+// checkKubernetes checks the kubernetes backend's settings. Gates are not
+// supported there yet, so a configured control plane is refused rather than
+// quietly running sessions ungated; the namespace and placement are checked
+// again, with the API server's rules, when the provider is built.
+func (c *Config) checkKubernetes() error {
+	if c.Backend != BackendKubernetes {
+		return nil
+	}
+	if c.GateImage != "" {
+		return fmt.Errorf("SANDGATE_CONTROLPLANE_URL: gates are not supported on the kubernetes backend yet; leave it unset (limited sessions then run with no network)")
+	}
+	if strings.TrimSpace(c.K8sNamespace) == "" {
+		return fmt.Errorf("SANDGATE_K8S_NAMESPACE: must name a namespace, such as %s", DefaultK8sNamespace)
+	}
+	if strings.TrimSpace(c.NetsetupImage) == "" {
+		return fmt.Errorf("SANDGATE_K8S_NETSETUP_IMAGE: must name an image with ip, such as %s", DefaultNetsetupImage)
+	}
+	return nil
 }
 
 // checkDatabaseURL checks the scheme only; the URL may carry a password, so

@@ -1,0 +1,199 @@
+package kubernetes
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/ports"
+)
+
+// Options configure a Provider. Only NetsetupImage has no default, and only
+// ungated limited sandboxes need it.
+type Options struct {
+	// Namespace holds every pod this provider creates, lists and deletes;
+	// it is what shards the reaper (Owned is namespace-local). Default
+	// "default".
+	Namespace string
+	// RuntimeClassName, NodeSelector, Tolerations and ImagePullSecrets place
+	// the sandbox pods; they are validated by New, before anything is
+	// created.
+	RuntimeClassName string
+	NodeSelector     map[string]string
+	Tolerations      []corev1.Toleration
+	ImagePullSecrets []string
+	// NetsetupImage runs the "netsetup" init container of an ungated limited
+	// sandbox: it needs `ip` (iproute2 or busybox) and runs as root with
+	// NET_ADMIN alone. A limited ungated provision without it is refused
+	// before anything is created.
+	NetsetupImage string
+	// Logger receives the few things worth saying once (ignored hardening
+	// fields). Default: slog.Default().
+	Logger *slog.Logger
+	// Revoker, when set, revokes a session's gate token before Reap removes
+	// anything (C-REAP-1).
+	Revoker sandbox.GateTokenRevoker
+	// Labels are added to every pod this provider creates (tests mark their
+	// pods so a cleanup can find them). Validated by New.
+	Labels map[string]string
+	// ReadyTimeout bounds the wait for a pod to become ready (C-PROV-8).
+	// Default sandbox.ProvisionReadyTimeout (2 min).
+	ReadyTimeout time.Duration
+	// RemoveTimeout bounds the wait for a deletion to finish. Default 30 s.
+	RemoveTimeout time.Duration
+}
+
+// Provider is ports.Provider on one namespace of one cluster.
+type Provider struct {
+	cli  kubernetes.Interface
+	ex   execer
+	opts Options
+
+	pidsOnce sync.Once
+}
+
+var _ ports.Provider = (*Provider)(nil)
+
+// New returns a Provider on the cluster cfg names. It validates opts (the
+// placement above all) and starts nothing.
+func New(cfg *rest.Config, opts Options) (*Provider, error) {
+	cli, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	ex, err := newRemoteExecer(cfg, cli)
+	if err != nil {
+		return nil, err
+	}
+	return newProvider(cli, ex, opts)
+}
+
+// NewFromKubeconfig is New on the kubeconfig file at path (empty: the
+// in-cluster config of a pod's service account).
+func NewFromKubeconfig(path string, opts Options) (*Provider, error) {
+	var cfg *rest.Config
+	var err error
+	if path == "" {
+		cfg, err = rest.InClusterConfig()
+	} else {
+		cfg, err = clientcmd.BuildConfigFromFlags("", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes config: %w", err)
+	}
+	return New(cfg, opts)
+}
+
+func newProvider(cli kubernetes.Interface, ex execer, opts Options) (*Provider, error) {
+	if opts.Namespace == "" {
+		opts.Namespace = "default"
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.ReadyTimeout <= 0 {
+		opts.ReadyTimeout = sandbox.ProvisionReadyTimeout
+	}
+	if opts.RemoveTimeout <= 0 {
+		opts.RemoveTimeout = 30 * time.Second
+	}
+	if err := validateOptions(opts); err != nil {
+		return nil, err
+	}
+	return &Provider{cli: cli, ex: ex, opts: opts}, nil
+}
+
+// validateOptions checks the placement and labels with the API server's own
+// rules, so a typo fails the constructor instead of every provision.
+func validateOptions(o Options) error {
+	var errs []error
+	add := func(field string, msgs []string) {
+		if len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("kubernetes options: %s: %s", field, strings.Join(msgs, "; ")))
+		}
+	}
+	add("namespace "+quote(o.Namespace), validation.IsDNS1123Label(o.Namespace))
+	if o.RuntimeClassName != "" {
+		add("runtime class "+quote(o.RuntimeClassName), validation.IsDNS1123Subdomain(o.RuntimeClassName))
+	}
+	for _, k := range sortedKeys(o.NodeSelector) {
+		add("node selector key "+quote(k), validation.IsQualifiedName(k))
+		add("node selector value "+quote(o.NodeSelector[k]), validation.IsValidLabelValue(o.NodeSelector[k]))
+	}
+	for i, t := range o.Tolerations {
+		errs = append(errs, validateToleration(i, t)...)
+	}
+	for _, s := range o.ImagePullSecrets {
+		add("image pull secret "+quote(s), validation.IsDNS1123Subdomain(s))
+	}
+	for _, k := range sortedKeys(o.Labels) {
+		if k == sandbox.LabelSession || k == labelRole {
+			errs = append(errs, fmt.Errorf("kubernetes options: label %q is the provider's own", k))
+			continue
+		}
+		add("label key "+quote(k), validation.IsQualifiedName(k))
+		add("label value "+quote(o.Labels[k]), validation.IsValidLabelValue(o.Labels[k]))
+	}
+	return errors.Join(errs...)
+}
+
+// validateToleration applies the API server's toleration rules: a known
+// operator and effect, Exists without a value, a key unless Exists matches
+// every taint, tolerationSeconds only with NoExecute.
+func validateToleration(i int, t corev1.Toleration) []error {
+	var errs []error
+	bad := func(format string, a ...any) {
+		errs = append(errs, fmt.Errorf("kubernetes options: toleration %d: "+format, append([]any{i}, a...)...))
+	}
+	if t.Key != "" {
+		if msgs := validation.IsQualifiedName(t.Key); len(msgs) > 0 {
+			bad("key %q: %s", t.Key, strings.Join(msgs, "; "))
+		}
+	}
+	switch t.Operator {
+	case corev1.TolerationOpEqual, "":
+		if t.Key == "" {
+			bad("operator Equal needs a key")
+		}
+		if msgs := validation.IsValidLabelValue(t.Value); len(msgs) > 0 {
+			bad("value %q: %s", t.Value, strings.Join(msgs, "; "))
+		}
+	case corev1.TolerationOpExists:
+		if t.Value != "" {
+			bad("operator Exists takes no value")
+		}
+	default:
+		bad("unknown operator %q", t.Operator)
+	}
+	switch t.Effect {
+	case "", corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+	default:
+		bad("unknown effect %q", t.Effect)
+	}
+	if t.TolerationSeconds != nil && t.Effect != corev1.TaintEffectNoExecute {
+		bad("tolerationSeconds needs effect NoExecute")
+	}
+	return errs
+}
+
+func quote(s string) string { return fmt.Sprintf("%q", s) }
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,173 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/ports"
+)
+
+// raceWait bounds how long a provision that lost the name race (or found a
+// pod on its way out) keeps trying to adopt or create.
+const raceWait = 30 * time.Second
+
+// Provision implements ports.Provider (C-PROV-1..5, 7, 8; B-6). Everything
+// that can be refused is refused before the first API call (C-VAL-1).
+func (p *Provider) Provision(ctx context.Context, spec sandbox.Spec) (ports.Sandbox, error) {
+	spec, err := sandbox.ResolveSpec(spec)
+	if err != nil {
+		return nil, fmt.Errorf("provision: %w", err)
+	}
+	if spec.Gate != nil {
+		return nil, fmt.Errorf("provision %s: %w", spec.SessionID, errUnsupportedGate)
+	}
+	if spec.Networking.Limited() && p.opts.NetsetupImage == "" {
+		return nil, fmt.Errorf("provision %s: limited networking without a gate needs Options.NetsetupImage", spec.SessionID)
+	}
+	if spec.Hardening.PidsLimit > 0 {
+		p.pidsOnce.Do(func() {
+			p.opts.Logger.Warn("kubernetes provider ignores hardening.pids_limit: a pod has no per-container pids limit (docs/DIVERGENCES.md)")
+		})
+	}
+	name := sandbox.PodName(spec.SessionID.String())
+	giveUp := time.Now().Add(raceWait)
+	for delay := 20 * time.Millisecond; ; delay = min(2*delay, 500*time.Millisecond) {
+		sb, done, err := p.provisionOnce(ctx, spec, name)
+		if err != nil || done {
+			return sb, err
+		}
+		if time.Now().After(giveUp) {
+			return nil, fmt.Errorf("provision %s: pod %s kept changing hands for %v", spec.SessionID, name, raceWait)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("provision %s: %w", spec.SessionID, ctx.Err())
+		case <-time.After(delay):
+		}
+	}
+}
+
+// provisionOnce adopts the pod holding name, or creates one. done is false
+// when the loop should look again: a lost create race, or a pod that was
+// deleted (a dead one, or one on its way out) and whose name is not free yet.
+func (p *Provider) provisionOnce(ctx context.Context, spec sandbox.Spec, name string) (_ ports.Sandbox, done bool, _ error) {
+	pods := p.cli.CoreV1().Pods(p.opts.Namespace)
+	pod, err := pods.Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return p.create(ctx, spec)
+	case err != nil:
+		return nil, false, translate(err, "get pod "+name)
+	}
+	sid := spec.SessionID.String()
+	if !owned(pod, sid) {
+		return nil, false, fmt.Errorf("provision %s: pod %s: %w", sid, name, errForeign)
+	}
+	if pod.DeletionTimestamp != nil {
+		return nil, false, nil // on its way out: wait until the name is free
+	}
+	if dead(pod) {
+		// restartPolicy Never makes Failed final; replacing it is the only
+		// way the session gets a sandbox again (B-6).
+		p.opts.Logger.Info("replacing a dead sandbox pod", "session", sid, "phase", string(pod.Status.Phase))
+		return nil, false, p.deletePod(ctx, pod)
+	}
+	decision, err := sandbox.DecideAdoption(spec, observe(pod))
+	if err != nil {
+		return nil, false, fmt.Errorf("provision %s: %w", sid, err)
+	}
+	if decision.Action == sandbox.Rebuild {
+		// Only a gated↔ungated reshape rebuilds, and gated pods are not made
+		// here; say so rather than guess.
+		return nil, false, fmt.Errorf("provision %s: %s: %w", sid, decision.Reason, errUnsupportedGate)
+	}
+	pod, err = p.waitReady(ctx, pod)
+	if errors.Is(err, errGone) {
+		return nil, false, nil // its creator gave up on it: look again
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("provision %s: adopted pod %s: %w", sid, name, err)
+	}
+	return p.handle(pod, spec.Workdir), true, nil
+}
+
+// create creates the pod and waits until it is ready; a pod this call
+// created that never gets ready is deleted before the error returns
+// (C-PROV-8). done is false when a concurrent provisioner won the name.
+func (p *Provider) create(ctx context.Context, spec sandbox.Spec) (_ ports.Sandbox, done bool, _ error) {
+	want := podFor(spec, p.opts)
+	pod, err := p.cli.CoreV1().Pods(p.opts.Namespace).Create(ctx, want, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, translate(err, "create pod "+want.Name)
+	}
+	ready, err := p.waitReady(ctx, pod)
+	if err != nil {
+		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.opts.RemoveTimeout)
+		defer cancel()
+		if derr := p.deletePod(cleanup, pod); derr != nil {
+			return nil, false, fmt.Errorf("provision %s: %w (and deleting the pod failed: %w)", spec.SessionID, err, derr)
+		}
+		return nil, false, fmt.Errorf("provision %s: %w", spec.SessionID, err)
+	}
+	return p.handle(ready, spec.Workdir), true, nil
+}
+
+// errNotReady: the pod did not become ready within the bound, or can never.
+// errGone: it was deleted (or replaced) while this call waited.
+var (
+	errNotReady = errors.New("sandbox pod did not become ready")
+	errGone     = errors.New("sandbox pod went away")
+)
+
+// waitReady polls pod until its sandbox container is ready, bounded by
+// ReadyTimeout; a pod that is stuck (stuck) fails at once with the reason.
+// Polling rather than a watch: a pod is ready in about a second, and a poll
+// needs no watch permission or reconnect logic.
+func (p *Provider) waitReady(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
+	bound, cancel := context.WithTimeout(ctx, p.opts.ReadyTimeout)
+	defer cancel()
+	pods := p.cli.CoreV1().Pods(p.opts.Namespace)
+	for delay := 50 * time.Millisecond; ; delay = min(2*delay, time.Second) {
+		switch {
+		case pod.UID != "" && pod.DeletionTimestamp != nil:
+			return nil, fmt.Errorf("pod %s is being deleted: %w", pod.Name, errGone)
+		case ready(pod):
+			return pod, nil
+		}
+		if why := stuck(pod); why != "" {
+			return nil, fmt.Errorf("pod %s: %s: %w", pod.Name, why, errNotReady)
+		}
+		select {
+		case <-bound.Done():
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("pod %s: not ready after %v: %w", pod.Name, p.opts.ReadyTimeout, errNotReady)
+		case <-time.After(delay):
+		}
+		got, err := pods.Get(bound, pod.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("pod %s: %w", pod.Name, errGone)
+		}
+		if err != nil {
+			if bound.Err() != nil {
+				continue // reported by the select above
+			}
+			return nil, translate(err, "get pod "+pod.Name)
+		}
+		if got.UID != pod.UID {
+			return nil, fmt.Errorf("pod %s was replaced while waiting: %w", pod.Name, errGone)
+		}
+		pod = got
+	}
+}

@@ -1,0 +1,57 @@
+package kubernetes
+
+// relayScript runs a command (its argv follows) with stdout and stderr
+// relayed through two `cat`s, so that the exec's own pipes are held only by
+// the relay and its cats — never by the command or anything it leaves
+// running. The reason: the container runtime ends an exec's stream, and
+// reports its exit code, only once every holder of the exec's pipes has
+// closed them, so a background process that keeps stdout open (`sleep 600 &
+// echo hi; exit 3`) would hold a bare exec until it exits. Docker's adapter
+// polls exec inspect instead; Kubernetes has no such call.
+//
+// In order, the relay:
+//  1. keeps the exec's stdout and stderr on fds 3 and 4, and points its own
+//     fds 1 and 2 at a cat each that copies to them;
+//  2. runs the command with those pipes as its stdout and stderr, without
+//     fds 3 and 4 (so nothing it starts can hold the exec's pipes), and with
+//     its own stderr on /dev/null meanwhile, so that bash's report of a
+//     child's signal death ("Killed") is not taken for the command's output;
+//  3. points everything it holds at /dev/null — so that nothing it says
+//     itself, such as bash's report of the jobs it kills next, can reach
+//     the exec's streams — and waits for both cats to see EOF, bounded by
+//     DRAIN: a straggler still holding a pipe gets its cat killed (its
+//     later output is lost, as it would be once any exec returned);
+//  4. exits with the command's status — 128+N when it died of signal N —
+//     which the runtime reports as the exec's exit code.
+//
+// The exit code and the moment the stream ends are reported by the runtime,
+// outside the sandbox; the relay only decides when a quiet pipe is given up.
+// A command that kills the relay ends the exec at once (exit 137), which the
+// deadline verdict treats as a wrapper killed by a signal: it follows the
+// command's process group from the outside (sandbox.NeedsGroupCheck).
+const relayScript = `exec 3>&1 4>&2
+exec 1> >(exec cat >&3 3>&- 4>&-)
+o=$!
+exec 2> >(exec cat >&4 3>&- 4>&-)
+e=$!
+exec 9>&2 2>/dev/null
+"$@" 2>&9 3>&- 4>&- 9>&-
+rc=$?
+exec >/dev/null 2>&1 3>&- 4>&- 9>&-
+{ sleep "$DRAIN"; kill -KILL "$o" "$e"; } </dev/null &
+k=$!
+wait "$o" "$e"
+kill -KILL "$k" 2>/dev/null
+exit "$rc"
+`
+
+// relayDrain is how long the relay waits for a pipe held open by a
+// straggler after the command ended: enough for the cats to pass on what is
+// already in the pipes, short against the 5 s a straggling exec may take.
+const relayDrain = "0.5"
+
+// relayArgv runs argv under the relay.
+func relayArgv(argv []string) []string {
+	out := []string{"/bin/bash", "-c", "DRAIN=" + relayDrain + "\n" + relayScript, "sandgate-relay"}
+	return append(out, argv...)
+}

@@ -1,0 +1,91 @@
+package kubernetes
+
+import (
+	"bytes"
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/core/sandbox"
+)
+
+// runRelay runs the relay with the host's bash, as the sandbox would.
+func runRelay(t *testing.T, cmd string) (stdout, stderr string, code int, took time.Duration) {
+	t.Helper()
+	argv := relayArgv([]string{"/bin/bash", "-c", cmd})
+	c := exec.Command(argv[0], argv[1:]...)
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	start := time.Now()
+	err := c.Run()
+	took = time.Since(start)
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return out.String(), errb.String(), code, took
+}
+
+func TestRelayPassesStreamsAndStatus(t *testing.T) {
+	t.Parallel()
+	out, errs, code, _ := runRelay(t, "echo out; echo err >&2; exit 7")
+	require.Equal(t, "out\n", out)
+	require.Equal(t, "err\n", errs)
+	require.Equal(t, 7, code)
+}
+
+func TestRelayLargeOutputWhole(t *testing.T) {
+	t.Parallel()
+	out, _, code, _ := runRelay(t, "head -c 3000000 /dev/zero | tr '\\0' x")
+	require.Equal(t, 0, code)
+	require.Equal(t, 3000000, len(out))
+}
+
+func TestRelayStragglerDoesNotHold(t *testing.T) {
+	t.Parallel()
+	// The straggler ends by itself a few seconds after the test.
+	out, _, code, took := runRelay(t, "sleep 6 & echo hi; exit 3")
+	require.Equal(t, "hi\n", out)
+	require.Equal(t, 3, code)
+	require.Less(t, took, 3*time.Second, "a straggler holding stdout must not hold the relay")
+}
+
+func TestRelaySignalDeathIsSilent(t *testing.T) {
+	t.Parallel()
+	out, errs, code, _ := runRelay(t, "echo before; kill -9 $$")
+	require.Equal(t, "before\n", out)
+	require.Equal(t, 137, code, "128+SIGKILL, as the runtime reports a signal death")
+	require.False(t, strings.Contains(errs, "Killed"), "the relay's own job report is not the command's stderr: %q", errs)
+}
+
+// TestRelayAroundWrapperAddsNothing runs the relay around the core's
+// deadline wrapper, as Exec does, and requires both streams byte-exact: the
+// only extra bytes are the wrapper's header line on stderr.
+func TestRelayAroundWrapperAddsNothing(t *testing.T) {
+	t.Parallel()
+	const n = 1 << 20
+	cmd := "head -c 1048576 /dev/zero | tr '\\0' a; head -c 1048576 /dev/zero | tr '\\0' b >&2"
+	argv := relayArgv(sandbox.ExecArgv(sandbox.ExecRequest{Command: cmd, Timeout: 30 * time.Second}, t.TempDir()))
+	c := exec.Command(argv[0], argv[1:]...)
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	require.NoError(t, c.Run())
+	require.Equal(t, n, out.Len())
+	header, rest, ok := strings.Cut(errb.String(), "\n")
+	require.True(t, ok)
+	require.True(t, strings.HasPrefix(header, sandbox.HeaderPrefix), "header %q", header)
+	require.Equal(t, n, len(rest), "stderr after the header: %q", tail(rest))
+}
+
+func tail(s string) string {
+	if len(s) > 100 {
+		return s[len(s)-100:]
+	}
+	return s
+}

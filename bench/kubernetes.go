@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8s "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/remotecommand"
+
+	"github.com/sandgate/sandgate/adapters/kubernetes"
+	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/ports"
+)
+
+// k8sRows compare the Kubernetes adapter with raw client-go against the
+// cluster SANDGATE_TEST_KUBECONFIG names (the test cluster of make
+// k8s-up); without one they report an error naming the variable.
+var k8sRows = []rowSpec{
+	{"k8s-exec-true", "<=1.15", func(ctx context.Context, e *env) (Row, error) {
+		k, err := e.k8s(ctx)
+		if err != nil {
+			return Row{}, err
+		}
+		return latencyRow(e.iterations(30, 5), func(int) error { return execOK(ctx, k.sb, 0) },
+			func(int) error { return k.rawExec(ctx, nil, "true") })
+	}},
+	{"k8s-bulk-10k", "<=1.30", func(ctx context.Context, e *env) (Row, error) {
+		k, err := e.k8s(ctx)
+		if err != nil {
+			return Row{}, err
+		}
+		count := 10000
+		if e.quick {
+			count = 500
+		}
+		// The raw tar needs the directories, as our one-shot script makes
+		// them; make them for the baseline first, untimed.
+		n := e.iterations(3, 1)
+		for i := range n {
+			if err := k.rawExec(ctx, nil, "/bin/bash", "-c", fmt.Sprintf("mkdir -p /workspace/raw%d/d{00..99}", i)); err != nil {
+				return Row{}, err
+			}
+		}
+		row, err := latencyRow(n, func(i int) error {
+			return k.sb.WriteFiles(ctx, tree(fmt.Sprintf("/workspace/bulk%d", i), count))
+		}, func(i int) error {
+			return k.rawExec(ctx, bytes.NewReader(tarOf(tree(fmt.Sprintf("/workspace/raw%d", i), count))), "tar", "-x", "-C", "/")
+		})
+		row.Note = fmt.Sprintf("%d files", count)
+		return row, err
+	}},
+}
+
+// k8sEnv is the Kubernetes rows' world: the raw client and one sandbox pod.
+type k8sEnv struct {
+	cfg *rest.Config
+	cli k8s.Interface
+	p   *kubernetes.Provider
+	sid domain.ID
+	sb  ports.Sandbox
+}
+
+var (
+	k8sOnce   sync.Once
+	k8sShared *k8sEnv
+	k8sErr    error
+)
+
+// k8s provisions the Kubernetes rows' sandbox on first use.
+func (e *env) k8s(ctx context.Context) (*k8sEnv, error) {
+	k8sOnce.Do(func() { k8sShared, k8sErr = newK8sEnv(ctx, e.image) })
+	return k8sShared, k8sErr
+}
+
+func newK8sEnv(ctx context.Context, image string) (*k8sEnv, error) {
+	path := os.Getenv("SANDGATE_TEST_KUBECONFIG")
+	if path == "" {
+		return nil, errors.New("SANDGATE_TEST_KUBECONFIG is not set (make k8s-up)")
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, err
+	}
+	cli, err := k8s.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p, err := kubernetes.New(cfg, kubernetes.Options{Labels: map[string]string{benchLabel: "1"}})
+	if err != nil {
+		return nil, err
+	}
+	k := &k8sEnv{cfg: cfg, cli: cli, p: p, sid: domain.NewID("ses")}
+	k.removeLeftovers(ctx)
+	k.sb, err = p.Provision(ctx, sandbox.Spec{SessionID: k.sid, Image: image})
+	if err != nil {
+		return nil, fmt.Errorf("provision the bench pod: %w", err)
+	}
+	return k, nil
+}
+
+// closeK8s removes the bench's pods, if the rows ran.
+func closeK8s() {
+	if k8sShared != nil {
+		k8sShared.removeLeftovers(context.Background())
+	}
+}
+
+// removeLeftovers deletes every pod carrying the bench label.
+func (k *k8sEnv) removeLeftovers(ctx context.Context) {
+	zero := int64(0)
+	_ = k.cli.CoreV1().Pods("default").DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero},
+		metav1.ListOptions{LabelSelector: benchLabel})
+}
+
+// rawExec is the baseline: one remotecommand exec (SPDY, what a plain
+// client-go program uses), with nothing of ours around it.
+func (k *k8sEnv) rawExec(ctx context.Context, stdin io.Reader, argv ...string) error {
+	req := k.cli.CoreV1().RESTClient().Post().Resource("pods").Namespace("default").Name(k.sb.ID()).SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{Container: "sandbox", Command: argv, Stdin: stdin != nil, Stdout: true, Stderr: true},
+			scheme.ParameterCodec)
+	ex, err := remotecommand.NewWebSocketExecutor(k.cfg, "GET", req.URL().String())
+	if err != nil {
+		return err
+	}
+	return ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: io.Discard, Stderr: io.Discard})
+}
