@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/ports"
 	"github.com/sandgate/sandgate/ports/porttest"
 	"github.com/stretchr/testify/require"
 )
@@ -111,4 +112,55 @@ func TestPostgresErrorsHidePassword(t *testing.T) {
 	_, err = OpenPostgres(context.Background(), u.String(), testKey)
 	require.ErrorContains(t, err, "postgres: create schema")
 	require.NotContains(t, err.Error(), "hunter2-secret")
+}
+
+// TestPostgresSessionLocker: the advisory locks exclude two stores (two
+// pools, as two executors have) on one database; a lock whose connection is
+// killed on the server does not outlive it.
+func TestPostgresSessionLocker(t *testing.T) {
+	dsn := freshDatabase(t)
+	admin, err := sql.Open("pgx", dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = admin.Close() })
+	porttest.RunSessionLocker(t, porttest.LockerHarness{
+		Open: func(t *testing.T) ports.SessionLocker {
+			s, err := OpenPostgres(context.Background(), dsn, testKey)
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, s.Close()) })
+			return s
+		},
+		Break: func(t *testing.T) {
+			t.Helper()
+			var n int
+			require.NoError(t, admin.QueryRowContext(t.Context(), `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
+				WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&n))
+			require.Positive(t, n, "a backend held an advisory lock")
+		},
+	})
+}
+
+// TestPostgresLockKeyOnServer: the lock the store takes is the advisory
+// lock of lockKey, visible to anyone on the server, and gone after unlock
+// with its connection back in the pool.
+func TestPostgresLockKeyOnServer(t *testing.T) {
+	dsn := freshDatabase(t)
+	s, err := OpenPostgres(context.Background(), dsn, testKey)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	sid := domain.NewID("ses")
+	held := func() int {
+		var n int
+		key := lockKey(sid)
+		// A bigint key is stored as classid = high 32 bits, objid = low.
+		require.NoError(t, s.db.QueryRowContext(t.Context(), `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'
+			AND granted AND objsubid = 1 AND classid::bigint = $1 AND objid::bigint = $2`,
+			uint32(uint64(key)>>32), uint32(uint64(key))).Scan(&n))
+		return n
+	}
+	unlock, err := s.Lock(t.Context(), sid)
+	require.NoError(t, err)
+	require.Equal(t, 1, held())
+	unlock()
+	require.Equal(t, 0, held())
+	require.Equal(t, 1, s.lockDB.Stats().Idle, "the connection went back to the pool after the release")
 }
