@@ -69,7 +69,8 @@ var providerModule = fx.Module("provider", fx.Provide(newDockerProvider))
 func newDockerProvider(cfg config.Config, log *slog.Logger, store ports.TokenStore) (ports.Provider, error) {
 	// NewFromEnv only builds the client; the daemon is first dialled by a
 	// request (or /readyz).
-	return docker.NewFromEnv(docker.Options{Logger: log, Revoker: store, GateNetwork: cfg.GateNetwork})
+	return docker.NewFromEnv(docker.Options{Logger: log, Revoker: store, GateNetwork: cfg.GateNetwork,
+		Labels: cfg.DockerLabels})
 }
 
 // serviceModule provides the application service over provider and store.

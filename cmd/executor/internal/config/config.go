@@ -81,6 +81,9 @@ type Config struct {
 	GatesDisabled bool
 	// GateNetwork is the Docker network gates join (SANDGATE_GATE_NETWORK).
 	GateNetwork string
+	// DockerLabels are added to every container the executor creates
+	// (SANDGATE_DOCKER_LABELS, key=value,…); nil for none.
+	DockerLabels map[string]string
 	// ShutdownTimeout bounds the graceful shutdown (SANDGATE_SHUTDOWN_TIMEOUT).
 	ShutdownTimeout time.Duration
 	// Hardening is every sandbox's containment, from SANDBOX_*.
@@ -103,6 +106,7 @@ func (s setting) secret() bool {
 type raw struct {
 	listen, gateListen, token, backend, dbURL, key, keyFile string
 	image, gateImage, cpURL, gateNetwork, shutdown          string
+	labels                                                  string
 }
 
 func (r *raw) settings() []setting {
@@ -118,6 +122,7 @@ func (r *raw) settings() []setting {
 		{"SANDGATE_GATE_IMAGE", "gate-image", DefaultGateImage, "egress gate image; empty runs no gates", &r.gateImage},
 		{"SANDGATE_CONTROLPLANE_URL", "controlplane-url", "", "URL gates reach this executor at; unset runs no gates", &r.cpURL},
 		{"SANDGATE_GATE_NETWORK", "gate-network", DefaultGateNetwork, "Docker network gates join", &r.gateNetwork},
+		{"SANDGATE_DOCKER_LABELS", "docker-labels", "", "extra labels key=value,… on every container", &r.labels},
 		{"SANDGATE_SHUTDOWN_TIMEOUT", "shutdown-timeout", DefaultShutdownTimeout.String(), "bound of the graceful shutdown", &r.shutdown},
 	}
 }
