@@ -111,6 +111,10 @@ func (w *world) start(t *testing.T, name string, settings map[string]string) *pr
 	p := &proc{name: name, done: make(chan struct{})}
 	p.cmd = exec.Command(executorBinary(t), "serve")
 	p.cmd.Env = env
+	// The executor dies with the test binary, whatever kills it: an orphan
+	// would keep its sandboxes busy and the fds it inherited (the heavy-test
+	// lock of flock) open.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := p.cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, p.cmd.Start())
