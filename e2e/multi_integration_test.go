@@ -3,14 +3,10 @@
 package e2e_test
 
 import (
-	"context"
-	"database/sql"
 	"fmt"
 	"net"
 	"net/netip"
-	"net/url"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,8 +14,6 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
-	// pgx's database/sql driver, for the test database.
-	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/adapters/docker/dockertest"
@@ -27,35 +21,8 @@ import (
 	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/internal/gatetest"
+	"github.com/sandgate/sandgate/internal/pgtest"
 )
-
-// postgresDatabase creates a database for this test on the server of
-// SANDGATE_TEST_POSTGRES_DSN and returns its URL; it is dropped when the
-// test ends. Without a server the test skips (fails under CI=true).
-func postgresDatabase(t *testing.T) string {
-	t.Helper()
-	dsn := os.Getenv("SANDGATE_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("SANDGATE_TEST_POSTGRES_DSN is empty under CI=true: run build/ensure-postgres.sh")
-		}
-		t.Skip("SANDGATE_TEST_POSTGRES_DSN is empty: run build/ensure-postgres.sh and export the DSN it prints")
-	}
-	admin, err := sql.Open("pgx", dsn)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = admin.Close() })
-	name := "sandgate_e2e_" + strings.TrimPrefix(string(domain.NewID("db")), "db_")
-	_, err = admin.ExecContext(t.Context(), "CREATE DATABASE "+name)
-	require.NoError(t, err, "the test server must answer and let us create a database")
-	t.Cleanup(func() {
-		_, err := admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-		require.NoError(t, err)
-	})
-	u, err := url.Parse(dsn)
-	require.NoError(t, err)
-	u.Path = "/" + name
-	return u.String()
-}
 
 // gateNetwork creates a labelled network for gates and returns its name
 // and IPv4 gateway (the host, where executors serve gate configs).
@@ -107,7 +74,7 @@ func (w *world) containersOf(t *testing.T, sid domain.ID) []container.Summary {
 // sandbox (and one gate, for a gated session); each sees what the other
 // provisioned and deleted.
 func TestTwoExecutors(t *testing.T) {
-	dbURL := postgresDatabase(t)
+	dbURL := pgtest.Database(t)
 	w := newWorld(t)
 	dockertest.RequireImage(t, w.cli, gatedImage())
 	netName, gw := w.gateNetwork(t)

@@ -7,51 +7,22 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
-	"os"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/internal/pgtest"
 	"github.com/sandgate/sandgate/ports"
 	"github.com/sandgate/sandgate/ports/porttest"
 	"github.com/stretchr/testify/require"
 )
 
-// postgresDSN returns the server the test uses (SANDGATE_TEST_POSTGRES_DSN,
-// which `make integration` sets after build/ensure-postgres.sh). Without one
-// the test skips, except under CI=true, where it fails.
-func postgresDSN(t *testing.T) string {
-	t.Helper()
-	dsn := os.Getenv("SANDGATE_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("SANDGATE_TEST_POSTGRES_DSN is empty under CI=true: run build/ensure-postgres.sh (make postgres)")
-		}
-		t.Skip("SANDGATE_TEST_POSTGRES_DSN is empty: run build/ensure-postgres.sh and export the DSN it prints")
-	}
-	return dsn
-}
-
-// freshDatabase creates a database for this test on the server and returns
-// its URL; it is dropped in t.Cleanup, so runs never see each other's rows.
-func freshDatabase(t *testing.T) string {
-	t.Helper()
-	admin, err := sql.Open("pgx", postgresDSN(t))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = admin.Close() })
-	name := "sandgate_test_" + strings.TrimPrefix(string(domain.NewID("db")), "db_")
-	_, err = admin.ExecContext(context.Background(), "CREATE DATABASE "+name)
-	require.NoError(t, err, "the test server must answer and let us create a database")
-	t.Cleanup(func() {
-		_, err := admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-		require.NoError(t, err)
-	})
-	u, err := url.Parse(postgresDSN(t))
-	require.NoError(t, err, "SANDGATE_TEST_POSTGRES_DSN must be a postgres:// URL")
-	u.Path = "/" + name
-	return u.String()
-}
+// postgresDSN and freshDatabase: the server `make integration` names, and
+// a database of this test's own on it (internal/pgtest).
+var (
+	postgresDSN   = pgtest.DSN
+	freshDatabase = pgtest.Database
+)
 
 func TestPostgresConformance(t *testing.T) {
 	dsn := freshDatabase(t)
