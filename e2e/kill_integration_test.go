@@ -97,7 +97,11 @@ func TestKill9MidWrite(t *testing.T) {
 		src := &cutReader{r: bytes.NewReader(payload), at: int64(len(payload) / 2), reached: half, stop: died}
 		writeErr <- c.WriteFile(ctx, sid, "/workspace/stream.bin", src, int64(len(payload)))
 	}()
-	<-half
+	select {
+	case <-half:
+	case err := <-writeErr:
+		t.Fatalf("the stream ended before the kill: %v", err)
+	}
 	time.Sleep(300 * time.Millisecond) // let the first half travel into the sandbox
 	p.kill(t)
 	require.Error(t, <-writeErr)
@@ -126,7 +130,11 @@ func TestKill9MidWrite(t *testing.T) {
 		src := &cutReader{r: bytes.NewReader(archive.Bytes()), at: int64(archive.Len()), reached: sent, stop: ctx.Done()}
 		writeErr <- c.WriteArchive(ctx, sid, "", src)
 	}()
-	<-sent
+	select {
+	case <-sent:
+	case err := <-writeErr:
+		t.Fatalf("the batch ended before the kill: %v", err)
+	}
 	time.Sleep(150 * time.Millisecond)
 	p.kill(t)
 	err = <-writeErr
