@@ -68,8 +68,9 @@ func TestKill9MidExec(t *testing.T) {
 	require.NoError(t, c.Delete(ctx, sid, false))
 }
 
-// tempName is CONTRACT §0's temporary write name.
-var tempName = regexp.MustCompile(`/\.sandgate-write-[0-9a-f]{16}$`)
+// tempName is CONTRACT §0's temporary write name, or a bulk write's
+// bookkeeping file beside it in the workdir (.manifest, .dirs).
+var tempName = regexp.MustCompile(`/\.sandgate-write-[0-9a-f]{16}(\.manifest|\.dirs)?$`)
 
 // TestKill9MidWrite: an executor SIGKILLed in the middle of a streamed
 // write and in the middle of a bulk write; after a restart no target is
