@@ -51,6 +51,16 @@ func (s *Set[K]) Len() int {
 	return len(s.m)
 }
 
+// Refs returns how many hold or wait for k's lock.
+func (s *Set[K]) Refs(k K) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.m[k]; e != nil {
+		return e.refs
+	}
+	return 0
+}
+
 func (s *Set[K]) ref(k K) *entry {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -84,9 +84,12 @@ func TestLockCancelWhileWaiting(t *testing.T) {
 		t.Fatalf("the waiter returned while a was held: %v", err)
 	default:
 	}
+	require.Eventually(t, func() bool { return s.Refs("a") == 2 }, time.Second, time.Millisecond, "holder and waiter")
+	require.Zero(t, s.Refs("b"))
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
 	require.Equal(t, 1, s.Len(), "the cancelled waiter dropped its reference")
+	require.Equal(t, 1, s.Refs("a"))
 	unlock()
 	require.Zero(t, s.Len())
 
