@@ -1,53 +1,44 @@
 package app
 
 import (
-	"sync"
+	"context"
+	"fmt"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/keylock"
+	"github.com/sandgate/sandgate/ports"
 )
 
-// locks serialises the provisions and deletes of one session in this
-// process: one mutex per session, held in a map only while someone holds or
-// waits for it, so the map does not grow with every session ever seen.
-// (Several executors sharing a PostgreSQL store need an advisory lock on
-// top; the provider already converges concurrent creates.)
+// locks serialises the provisions and deletes of one session: first in
+// this process, then — when the store is a ports.SessionLocker — across every
+// executor sharing the store (PostgreSQL's advisory lock). The in-process
+// lock comes first so that goroutines of one executor queue here rather than
+// each holding a database connection while they wait.
 type locks struct {
-	mu sync.Mutex
-	m  map[domain.ID]*sessionLock
+	local keylock.Set[domain.ID]
 }
 
-type sessionLock struct {
-	mu   sync.Mutex
-	refs int
-}
-
-// lock locks sid and returns its unlock.
-func (l *locks) lock(sid domain.ID) func() {
-	l.mu.Lock()
-	if l.m == nil {
-		l.m = map[domain.ID]*sessionLock{}
+// lock takes sid's locks and returns their release, or the error (ctx's,
+// the store's) with neither held.
+func (l *locks) lock(ctx context.Context, store ports.TokenStore, sid domain.ID) (func(), error) {
+	unlockLocal, err := l.local.Lock(ctx, sid)
+	if err != nil {
+		return nil, fmt.Errorf("wait for the session lock: %w", err)
 	}
-	sl := l.m[sid]
-	if sl == nil {
-		sl = &sessionLock{}
-		l.m[sid] = sl
+	sl, ok := store.(ports.SessionLocker)
+	if !ok {
+		return unlockLocal, nil
 	}
-	sl.refs++
-	l.mu.Unlock()
-	sl.mu.Lock()
+	unlockStore, err := sl.Lock(ctx, sid)
+	if err != nil {
+		unlockLocal()
+		return nil, fmt.Errorf("take the session lock in the store: %w", err)
+	}
 	return func() {
-		sl.mu.Unlock()
-		l.mu.Lock()
-		if sl.refs--; sl.refs == 0 {
-			delete(l.m, sid)
-		}
-		l.mu.Unlock()
-	}
+		unlockStore()
+		unlockLocal()
+	}, nil
 }
 
-// held returns how many sessions have a lock entry (for tests).
-func (l *locks) held() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.m)
-}
+// held returns how many sessions have an in-process lock entry (for tests).
+func (l *locks) held() int { return l.local.Len() }

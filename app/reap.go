@@ -119,7 +119,11 @@ func (s *Service) deleteWithCheckpoint(ctx context.Context, sid domain.ID) error
 	if s.checkpoints == nil {
 		return fmt.Errorf("delete %s with a checkpoint: no checkpoint store: %w", sid, executor.ErrNotImplemented)
 	}
-	defer s.locks.lock(sid)()
+	unlock, err := s.locks.lock(ctx, s.store, sid)
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", sid, err)
+	}
+	defer unlock()
 	workdir := sandbox.DefaultWorkdir
 	rec, err := s.store.GetSession(ctx, sid)
 	switch {

@@ -147,7 +147,12 @@ func (r *Reaper) candidate(sid domain.ID, recorded bool, last, now time.Time) ex
 // re-provisioned it — and reaps it if the policy still says so.
 func (r *Reaper) reap(ctx context.Context, sid domain.ID) (ReapResult, bool) {
 	s := r.svc
-	defer s.locks.lock(sid)()
+	unlock, err := s.locks.lock(ctx, s.store, sid)
+	if err != nil {
+		s.log.Error("reaper: take the session lock", "session", sid, "error", err)
+		return ReapResult{}, false
+	}
+	defer unlock()
 	rec, err := s.store.GetSession(ctx, sid)
 	recorded := err == nil || errors.Is(err, session.ErrDecrypt)
 	if err != nil && !recorded && !errors.Is(err, session.ErrNotFound) {

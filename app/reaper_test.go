@@ -179,12 +179,13 @@ func TestReaperRechecksUnderTheLock(t *testing.T) {
 	sid := r.provision(t, nil)
 	r.clock.advance(2 * time.Minute)
 
-	unlock := r.svc.locks.lock(sid)
+	unlock, err := r.svc.locks.lock(ctx, r.svc.store, sid)
+	require.NoError(t, err)
 	done := make(chan []ReapResult)
 	go func() { done <- r.reaper.Round(ctx) }()
-	require.Eventually(t, func() bool { return r.svc.locks.waiters(sid) == 2 }, 5*time.Second, time.Millisecond,
+	require.Eventually(t, func() bool { return r.svc.locks.local.Refs(sid) == 2 }, 5*time.Second, time.Millisecond,
 		"the round must wait for the session's lock")
-	_, err := r.svc.Exec(ctx, sid, sandbox.ExecRequest{Command: "true"})
+	_, err = r.svc.Exec(ctx, sid, sandbox.ExecRequest{Command: "true"})
 	require.NoError(t, err)
 	unlock()
 	require.Empty(t, <-done, "activity after the listing must cancel the reap")
@@ -304,14 +305,4 @@ func TestReaperStartStop(t *testing.T) {
 	require.Eventually(t, func() bool { return len(r.observed()) == 1 }, 5*time.Second, 5*time.Millisecond)
 	require.NoError(t, r.reaper.Stop(context.Background()))
 	require.Equal(t, []string{string(sid) + " idle checkpointed"}, outcomes(r.observed()))
-}
-
-// waiters returns how many hold or wait for sid's lock (for tests).
-func (l *locks) waiters(sid domain.ID) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if sl := l.m[sid]; sl != nil {
-		return sl.refs
-	}
-	return 0
 }

@@ -83,8 +83,8 @@ func New(provider ports.Provider, store ports.TokenStore, d executor.Defaults, o
 
 // Provision builds the session's Spec (executor.BuildSpec), stores its record
 // — before the provider runs, because the gate fetches it as it starts — and
-// provisions. Provisions and deletes of one session are serialised in this
-// process. A failed provision puts the previous record back (or removes the
+// provisions. Provisions and deletes of one session are serialised (locks.go:
+// across executors when the store can). A failed provision puts the previous record back (or removes the
 // new one), so a refused re-provision (ErrSpecMismatch) changes nothing.
 func (s *Service) Provision(ctx context.Context, sid domain.ID, req executor.SessionRequest) (ports.SessionInfo, error) {
 	spec, rec, err := executor.BuildSpec(sid, req, s.defaults)
@@ -95,7 +95,11 @@ func (s *Service) Provision(ctx context.Context, sid domain.ID, req executor.Ses
 		spec.Gate.TokenMinter = s.store
 	}
 	spec.GateTokenRevoker = s.store
-	defer s.locks.lock(sid)()
+	unlock, err := s.locks.lock(ctx, s.store, sid)
+	if err != nil {
+		return ports.SessionInfo{}, fmt.Errorf("provision %s: %w", sid, err)
+	}
+	defer unlock()
 	prev, hadPrev, err := s.previous(ctx, sid)
 	if err != nil {
 		return ports.SessionInfo{}, err
@@ -199,7 +203,11 @@ func (s *Service) Delete(ctx context.Context, sid domain.ID, checkpoint bool) er
 	if checkpoint {
 		return s.deleteWithCheckpoint(ctx, sid)
 	}
-	defer s.locks.lock(sid)()
+	unlock, err := s.locks.lock(ctx, s.store, sid)
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", sid, err)
+	}
+	defer unlock()
 	s.activity.claim(sid, true)
 	defer s.activity.release(sid)
 	if err := s.store.Revoke(ctx, sid); err != nil {

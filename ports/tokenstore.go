@@ -68,3 +68,18 @@ type TokenStore interface {
 	// Close releases the store's connections.
 	Close() error
 }
+
+// SessionLocker serialises the provisions and deletes of one session across
+// every executor that shares the store. It is optional: a TokenStore that
+// implements it is found by type assertion (io/fs style). The PostgreSQL
+// store holds an advisory lock, so executors on one database exclude each
+// other; the SQLite store locks in process only (one executor per file).
+type SessionLocker interface {
+	// Lock blocks until the caller holds sid's lock or ctx is done, and
+	// returns the function that releases it (idempotent; it never blocks
+	// longer than the store's bound and, should the release fail, drops the
+	// store's connection so that the lock cannot outlive it). Errors:
+	// domain.ErrInvalidID (before waiting); ctx's error when it is done
+	// first; the store's. With an error the lock is not held.
+	Lock(ctx context.Context, sid domain.ID) (unlock func(), err error)
+}

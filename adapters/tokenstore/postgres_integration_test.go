@@ -7,50 +7,22 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
-	"os"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/internal/pgtest"
+	"github.com/sandgate/sandgate/ports"
 	"github.com/sandgate/sandgate/ports/porttest"
 	"github.com/stretchr/testify/require"
 )
 
-// postgresDSN returns the server the test uses (SANDGATE_TEST_POSTGRES_DSN,
-// which `make integration` sets after build/ensure-postgres.sh). Without one
-// the test skips, except under CI=true, where it fails.
-func postgresDSN(t *testing.T) string {
-	t.Helper()
-	dsn := os.Getenv("SANDGATE_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("SANDGATE_TEST_POSTGRES_DSN is empty under CI=true: run build/ensure-postgres.sh (make postgres)")
-		}
-		t.Skip("SANDGATE_TEST_POSTGRES_DSN is empty: run build/ensure-postgres.sh and export the DSN it prints")
-	}
-	return dsn
-}
-
-// freshDatabase creates a database for this test on the server and returns
-// its URL; it is dropped in t.Cleanup, so runs never see each other's rows.
-func freshDatabase(t *testing.T) string {
-	t.Helper()
-	admin, err := sql.Open("pgx", postgresDSN(t))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = admin.Close() })
-	name := "sandgate_test_" + strings.TrimPrefix(string(domain.NewID("db")), "db_")
-	_, err = admin.ExecContext(context.Background(), "CREATE DATABASE "+name)
-	require.NoError(t, err, "the test server must answer and let us create a database")
-	t.Cleanup(func() {
-		_, err := admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-		require.NoError(t, err)
-	})
-	u, err := url.Parse(postgresDSN(t))
-	require.NoError(t, err, "SANDGATE_TEST_POSTGRES_DSN must be a postgres:// URL")
-	u.Path = "/" + name
-	return u.String()
-}
+// postgresDSN and freshDatabase: the server `make integration` names, and
+// a database of this test's own on it (internal/pgtest).
+var (
+	postgresDSN   = pgtest.DSN
+	freshDatabase = pgtest.Database
+)
 
 func TestPostgresConformance(t *testing.T) {
 	dsn := freshDatabase(t)
@@ -111,4 +83,55 @@ func TestPostgresErrorsHidePassword(t *testing.T) {
 	_, err = OpenPostgres(context.Background(), u.String(), testKey)
 	require.ErrorContains(t, err, "postgres: create schema")
 	require.NotContains(t, err.Error(), "hunter2-secret")
+}
+
+// TestPostgresSessionLocker: the advisory locks exclude two stores (two
+// pools, as two executors have) on one database; a lock whose connection is
+// killed on the server does not outlive it.
+func TestPostgresSessionLocker(t *testing.T) {
+	dsn := freshDatabase(t)
+	admin, err := sql.Open("pgx", dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = admin.Close() })
+	porttest.RunSessionLocker(t, porttest.LockerHarness{
+		Open: func(t *testing.T) ports.SessionLocker {
+			s, err := OpenPostgres(context.Background(), dsn, testKey)
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, s.Close()) })
+			return s
+		},
+		Break: func(t *testing.T) {
+			t.Helper()
+			var n int
+			require.NoError(t, admin.QueryRowContext(t.Context(), `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
+				WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&n))
+			require.Positive(t, n, "a backend held an advisory lock")
+		},
+	})
+}
+
+// TestPostgresLockKeyOnServer: the lock the store takes is the advisory
+// lock of lockKey, visible to anyone on the server, and gone after unlock
+// with its connection back in the pool.
+func TestPostgresLockKeyOnServer(t *testing.T) {
+	dsn := freshDatabase(t)
+	s, err := OpenPostgres(context.Background(), dsn, testKey)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	sid := domain.NewID("ses")
+	held := func() int {
+		var n int
+		key := lockKey(sid)
+		// A bigint key is stored as classid = high 32 bits, objid = low.
+		require.NoError(t, s.db.QueryRowContext(t.Context(), `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'
+			AND granted AND objsubid = 1 AND classid::bigint = $1 AND objid::bigint = $2`,
+			uint32(uint64(key)>>32), uint32(uint64(key))).Scan(&n))
+		return n
+	}
+	unlock, err := s.Lock(t.Context(), sid)
+	require.NoError(t, err)
+	require.Equal(t, 1, held())
+	unlock()
+	require.Equal(t, 0, held())
+	require.Equal(t, 1, s.lockDB.Stats().Idle, "the connection went back to the pool after the release")
 }

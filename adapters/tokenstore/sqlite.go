@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	// The pure-Go SQLite driver, registered as "sqlite".
@@ -29,7 +30,16 @@ func OpenSQLite(ctx context.Context, path string, key []byte) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: path %q: must not contain '?'", path)
 	}
 	dsn := path + fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=journal_mode(wal)&_pragma=synchronous(normal)&_pragma=foreign_keys(1)&_txlock=immediate", sqliteBusyMillis)
-	return open(ctx, sqliteDialect, dsn, key)
+	s, err := open(ctx, sqliteDialect, dsn, key)
+	if err != nil {
+		return nil, err
+	}
+	// Locks are keyed by the file, whichever way its path was spelled.
+	if s.file, err = filepath.Abs(path); err != nil {
+		_ = s.db.Close()
+		return nil, fmt.Errorf("sqlite: path: %w", err)
+	}
+	return s, nil
 }
 
 var sqliteDialect = dialect{

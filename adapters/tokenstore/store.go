@@ -27,6 +27,10 @@ type Store struct {
 	db     *sql.DB
 	d      dialect
 	sealer *session.Sealer
+	// lockDB is PostgreSQL's pool of advisory-lock connections (Lock); nil
+	// for SQLite, whose locks are in process, keyed by file.
+	lockDB *sql.DB
+	file   string
 }
 
 var _ ports.TokenStore = (*Store)(nil)
@@ -65,8 +69,14 @@ func open(ctx context.Context, d dialect, dsn string, key []byte) (*Store, error
 	return s, nil
 }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the database (and the lock pool, releasing every lock still
+// held).
+func (s *Store) Close() error {
+	if s.lockDB != nil {
+		_ = s.lockDB.Close()
+	}
+	return s.db.Close()
+}
 
 // Generate returns a fresh gate token; nothing is stored.
 func (s *Store) Generate() string { return session.NewToken() }

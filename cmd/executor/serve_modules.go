@@ -80,7 +80,8 @@ func newProvider(cfg config.Config, log *slog.Logger, store ports.TokenStore) (p
 	}
 	// NewFromEnv only builds the client; the daemon is first dialled by a
 	// request (or /readyz).
-	return docker.NewFromEnv(docker.Options{Logger: log, Revoker: store, GateNetwork: cfg.GateNetwork})
+	return docker.NewFromEnv(docker.Options{Logger: log, Revoker: store, GateNetwork: cfg.GateNetwork,
+		Labels: cfg.DockerLabels})
 }
 
 // serviceModule provides the application service over provider, store and

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandgate/sandgate/adapters/tokenstore"
 	"github.com/sandgate/sandgate/cmd/executor/internal/config"
+	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/ports"
 )
 
@@ -49,6 +50,16 @@ func (s *lazyStore) Ping(ctx context.Context) error {
 		return errStoreClosed
 	}
 	return p.Ping(ctx)
+}
+
+// Lock takes the session lock of the open store (ports.SessionLocker), so
+// that the service finds it through this wrapper.
+func (s *lazyStore) Lock(ctx context.Context, sid domain.ID) (func(), error) {
+	l, ok := s.TokenStore.(ports.SessionLocker)
+	if !ok {
+		return nil, errStoreClosed
+	}
+	return l.Lock(ctx, sid)
 }
 
 // Close closes the store if it was opened.

@@ -109,6 +109,9 @@ type Config struct {
 	// GateOTelInsecure makes gates export without TLS
 	// (SANDGATE_GATE_OTEL_INSECURE); an http:// endpoint is plaintext anyway.
 	GateOTelInsecure bool
+	// DockerLabels are added to every container the executor creates
+	// (SANDGATE_DOCKER_LABELS, key=value,…); nil for none.
+	DockerLabels map[string]string
 	// ShutdownTimeout bounds the graceful shutdown (SANDGATE_SHUTDOWN_TIMEOUT).
 	ShutdownTimeout time.Duration
 	// CheckpointDir holds the reaper's workdir checkpoints
@@ -147,6 +150,7 @@ type raw struct {
 	gateOTel, gateOTelInsecure                              string
 	cpDir, cpMax, idleTTL, reapInterval, orphanGrace        string
 	kubeconfig, k8sNamespace, netsetupImage                 string
+	labels                                                  string
 }
 
 func (r *raw) settings() []setting {
@@ -167,6 +171,7 @@ func (r *raw) settings() []setting {
 		{"SANDGATE_GATE_NETWORK", "gate-network", DefaultGateNetwork, "Docker network gates join", &r.gateNetwork},
 		{"SANDGATE_GATE_OTEL_ENDPOINT", "gate-otel-endpoint", "", "OTLP gRPC collector URL gates export spans to, as the gate network reaches it; empty: none", &r.gateOTel},
 		{"SANDGATE_GATE_OTEL_INSECURE", "gate-otel-insecure", "false", "gates export to the collector without TLS", &r.gateOTelInsecure},
+		{"SANDGATE_DOCKER_LABELS", "docker-labels", "", "extra labels key=value,… on every container", &r.labels},
 		{"SANDGATE_SHUTDOWN_TIMEOUT", "shutdown-timeout", DefaultShutdownTimeout.String(), "bound of the graceful shutdown", &r.shutdown},
 		{"SANDGATE_CHECKPOINT_DIR", "checkpoint-dir", DefaultCheckpointDir, "directory of the reaper's workdir checkpoints (created 0700)", &r.cpDir},
 		{"SANDGATE_CHECKPOINT_MAX_BYTES", "checkpoint-max-bytes", strconv.Itoa(DefaultCheckpointMaxBytes), "largest checkpoint in bytes; a larger workdir is reaped without one", &r.cpMax},

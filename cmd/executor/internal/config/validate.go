@@ -56,6 +56,9 @@ func (r *raw) validate() (Config, error) {
 	if err := c.checkKubernetes(); err != nil {
 		return Config{}, err
 	}
+	if c.DockerLabels, err = parseLabels(r.labels); err != nil {
+		return Config{}, err
+	}
 	if c.ShutdownTimeout, err = time.ParseDuration(r.shutdown); err != nil || c.ShutdownTimeout <= 0 {
 		return Config{}, fmt.Errorf("SANDGATE_SHUTDOWN_TIMEOUT: must be a positive duration such as 15s")
 	}
