@@ -51,12 +51,16 @@ func (p *Provider) inspectOwned(ctx context.Context, sid domain.ID) (container.I
 }
 
 // Owned implements ports.Provider: the distinct session ids on every
-// labelled container, running or stopped. A label value that is not a valid
-// session id (someone else's container) is skipped.
+// labelled container that also carries Options.Labels, running or stopped.
+// A label value that is not a valid session id (someone else's container)
+// is skipped.
 func (p *Provider) Owned(ctx context.Context) ([]domain.ID, error) {
 	p.negotiate(ctx)
-	list, err := p.eng.ContainerList(ctx, container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", sandbox.LabelSession))})
+	f := filters.NewArgs(filters.Arg("label", sandbox.LabelSession))
+	for k, v := range p.opts.Labels {
+		f.Add("label", k+"="+v)
+	}
+	list, err := p.eng.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
 	if err != nil {
 		return nil, translate(err, "list")
 	}

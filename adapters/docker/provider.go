@@ -22,7 +22,9 @@ type Options struct {
 	// anything (#197: a token must not outlive its gate).
 	Revoker sandbox.GateTokenRevoker
 	// Labels are added to every container this provider creates (tests mark
-	// their containers so a cleanup can find them).
+	// their containers so a cleanup can find them), and Owned lists only
+	// containers carrying all of them: executors sharing a daemon with
+	// different labels never see — so never reap as orphans — each other's.
 	Labels map[string]string
 	// RemoveTimeout bounds the wait for a removal in progress. Default 30 s.
 	RemoveTimeout time.Duration

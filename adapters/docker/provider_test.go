@@ -298,3 +298,19 @@ func TestProvisionWaitsForInvisibleWinner(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, (<-winner).id, sb.ID())
 }
+
+// Owned lists only containers carrying the provider's own labels, so an
+// executor never sees (nor reaps as an orphan) another's sandbox.
+func TestOwnedScopedToLabels(t *testing.T) {
+	t.Parallel()
+	f := newFakeEngine()
+	f.addContainer(fakeContainer{name: "mine", labels: map[string]string{sandbox.LabelSession: "ses_a", "team": "x"}})
+	f.addContainer(fakeContainer{name: "other", labels: map[string]string{sandbox.LabelSession: "ses_b", "team": "y"}})
+	f.addContainer(fakeContainer{name: "bare", labels: map[string]string{sandbox.LabelSession: "ses_c"}})
+	ids, err := newProvider(f, Options{Labels: map[string]string{"team": "x"}}).Owned(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, []domain.ID{"ses_a"}, ids)
+	all, err := fakeProvider(f).Owned(context.Background())
+	require.NoError(t, err)
+	require.ElementsMatch(t, []domain.ID{"ses_a", "ses_b", "ses_c"}, all, "no labels: every labelled container")
+}

@@ -242,3 +242,21 @@ func TestProvisionRefusesBeforeAnyCall(t *testing.T) {
 	}
 	require.Empty(t, cli.Actions(), "validation happens before any API call")
 }
+
+// Owned lists only pods carrying the provider's own labels, so an executor
+// never sees (nor reaps as an orphan) another's pod.
+func TestOwnedScopedToLabels(t *testing.T) {
+	t.Parallel()
+	mine, other := domain.NewID("ses"), domain.NewID("ses")
+	a := existing(t, sandbox.Spec{SessionID: mine, Image: "debian:bookworm"}, "a", corev1.PodRunning)
+	a.Labels["team"] = "x"
+	b := existing(t, sandbox.Spec{SessionID: other, Image: "debian:bookworm"}, "b", corev1.PodRunning)
+	p, _ := fakeCluster(t, false, a, b)
+	all, err := p.Owned(context.Background())
+	require.NoError(t, err)
+	require.ElementsMatch(t, []domain.ID{mine, other}, all, "no labels: every labelled pod")
+	p.opts.Labels = map[string]string{"team": "x"}
+	ids, err := p.Owned(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, []domain.ID{mine}, ids)
+}

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
@@ -46,10 +47,15 @@ func (p *Provider) getOwned(ctx context.Context, sid domain.ID) (*corev1.Pod, er
 }
 
 // Owned implements ports.Provider: the distinct session ids on every
-// labelled pod of the namespace, whatever its phase. A label value that is
-// not a valid session id (someone else's pod) is skipped.
+// labelled pod of the namespace that also carries Options.Labels, whatever
+// its phase. A label value that is not a valid session id (someone else's
+// pod) is skipped.
 func (p *Provider) Owned(ctx context.Context) ([]domain.ID, error) {
-	list, err := p.cli.CoreV1().Pods(p.opts.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sandbox.LabelSession})
+	selector := labels.SelectorFromSet(p.opts.Labels).String()
+	if selector != "" {
+		selector = "," + selector
+	}
+	list, err := p.cli.CoreV1().Pods(p.opts.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sandbox.LabelSession + selector})
 	if err != nil {
 		return nil, translate(err, "list pods")
 	}

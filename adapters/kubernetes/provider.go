@@ -45,7 +45,9 @@ type Options struct {
 	// anything (C-REAP-1).
 	Revoker sandbox.GateTokenRevoker
 	// Labels are added to every pod this provider creates (tests mark their
-	// pods so a cleanup can find them). Validated by New.
+	// pods so a cleanup can find them), and Owned lists only pods carrying
+	// all of them (executors sharing a namespace with different labels never
+	// reap each other's pods as orphans). Validated by New.
 	Labels map[string]string
 	// ReadyTimeout bounds the wait for a pod to become ready (C-PROV-8).
 	// Default sandbox.ProvisionReadyTimeout (2 min).
