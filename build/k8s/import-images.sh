@@ -20,11 +20,15 @@ CTR=(ctr -a "$CTRD_SOCK" -n k8s.io)
 # ref IMAGE: containerd's fully qualified name of a Docker image name.
 ref() {
   local n=$1
-  case "$n" in *:*|*@*) ;; *) n=$n:latest ;; esac
-  case "${n%%/*}" in
-    *.*|*:*|localhost) ;;                        # has a registry host already
-    *) if [[ "$n" == */* ]]; then n=docker.io/$n; else n=docker.io/library/$n; fi ;;
-  esac
+  [[ "${n##*/}" == *[:@]* ]] || n=$n:latest
+  if [[ "$n" != */* ]]; then
+    n=docker.io/library/$n
+  else
+    case "${n%%/*}" in
+      *.*|*:*|localhost) ;;                      # the first part is a registry host
+      *) n=docker.io/$n ;;
+    esac
+  fi
   echo "$n"
 }
 
