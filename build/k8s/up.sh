@@ -113,7 +113,8 @@ for c in kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl e
 KUBECTL=$BIN/kubectl
 
 # ---------------------------------------------------------------- images
-img_hash=$( (sha256sum "$BIN/pause" /bin/busybox "$K8S_LITE_DIR/mkimage.sh"; echo "$PAUSE_IMAGE $TEST_IMAGE") | sha256sum | cut -c1-16)
+# Contents only (not paths), so a checkout elsewhere reuses the images.
+img_hash=$( (cat "$BIN/pause" /bin/busybox "$K8S_LITE_DIR/mkimage.sh"; echo "$PAUSE_IMAGE $TEST_IMAGE") | sha256sum | cut -c1-16)
 if [ "$(cat "$CACHE/images/hash" 2>/dev/null)" != "$img_hash" ]; then
   log "building images $PAUSE_IMAGE $TEST_IMAGE"
   tmp=$(mktemp -d)
