@@ -19,11 +19,20 @@ GOLANGCI_LINT := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 # since the in-sandbox scripts they run depend on the host (bash, mounts).
 UNIT_FLAGS := $(if $(filter true,$(CI)),-count=1)
 
-.PHONY: test fmt vet unit coverage integration docker images gate-image postgres check tidy lint bench run
+.PHONY: test fmt vet unit coverage integration docker images gate-image postgres check tidy lint bench run \
+	helm k8s-up k8s-up-for-test k8s-down test-kubernetes
 
-## test: gofmt, vet, unit tests with -race, core coverage gate, then a Docker
-## engine, the local images and the integration tests.
-test: fmt vet coverage images gate-image integration
+## test: gofmt, vet, unit tests with -race (the Helm chart's template tests
+## among them), core coverage gate, then a Docker engine, the local images,
+## the test cluster and the integration tests (Docker, PostgreSQL and
+## Kubernetes). The cluster is torn down afterwards if this run started it
+## (always the case in CI, which must leave nothing running); one that was
+## already up stays up. K8S_KEEP=1 keeps it either way (a warm start costs ~4 s,
+## an idle cluster ~850 MiB).
+test: fmt vet coverage images gate-image
+	@was_up=0; if build/k8s/up.sh --check 2>/dev/null; then was_up=1; fi; \
+	trap 'if [ $$was_up = 0 ] && [ "$(K8S_KEEP)" != 1 ]; then build/k8s/down.sh; fi' EXIT; \
+	$(MAKE) k8s-up-for-test && $(MAKE) integration
 
 fmt:
 	@files=$$(gofmt -l .); \
@@ -33,7 +42,7 @@ vet:
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
 
-unit:
+unit: helm
 	@mkdir -p $(COVER)
 	$(GO) test -race $(UNIT_FLAGS) -covermode=atomic -coverprofile=$(COVER)/unit.out ./...
 
@@ -84,6 +93,50 @@ export SANDGATE_TEST_GATE_IMAGE := $(GATE_IMAGE)
 gate-image: images
 	DOCKER_BUILDKIT=0 docker build -q --target gate -t $(GATE_IMAGE) . >/dev/null
 	DOCKER_BUILDKIT=0 docker build -q --target gate-runtime -t sandgate/gate-runtime:dev . >/dev/null
+
+## k8s-up: the test cluster of build/k8s (built from the Go module proxy on
+## first use, cached in /var/cache/sandgate/k8s; a no-op when up) with the
+## images the tests run imported from Docker. Prints the line to eval:
+## eval "$$(make -s k8s-up)". Tests find the kubeconfig in
+## SANDGATE_TEST_KUBECONFIG (exported to every test by this Makefile).
+K8S_RUN := $(or $(K8S_LITE_RUN),/tmp/k8s-lite)
+K8S_CACHE := $(or $(K8S_LITE_CACHE),/var/cache/sandgate/k8s)
+export SANDGATE_TEST_KUBECONFIG ?= $(K8S_RUN)/admin.kubeconfig
+export SANDGATE_TEST_KUBECTL ?= $(K8S_CACHE)/bin/kubectl
+K8S_IMAGES ?= debian:bookworm $(GATE_IMAGE)
+k8s-up: gate-image
+	@build/k8s/up.sh >/dev/null
+	@build/k8s/import-images.sh $(K8S_IMAGES)
+	@echo "export KUBECONFIG=$(SANDGATE_TEST_KUBECONFIG)"
+
+# make test's cluster: under CI=true one that does not come up fails the run;
+# elsewhere it is reported and the Kubernetes tests skip with the reason.
+k8s-up-for-test:
+	@if ! $(MAKE) -s k8s-up >/dev/null; then \
+		if [ "$(CI)" = true ]; then echo "k8s-up: the test cluster did not come up"; exit 1; fi; \
+		echo "k8s-up: the test cluster did not come up; the Kubernetes tests will skip"; \
+	fi
+
+## k8s-down: stop the test cluster (only what build/k8s/up.sh started); the
+## cache of binaries and images stays.
+k8s-down:
+	build/k8s/down.sh
+
+## test-kubernetes: the Kubernetes integration tests alone, on the cluster.
+K8S_TEST_PKGS := $(if $(wildcard adapters/kubernetes),./adapters/kubernetes/...) ./deploy/...
+test-kubernetes: k8s-up postgres helm
+	$(GO) test -race -count=1 -tags integration $(K8S_TEST_PKGS)
+
+## helm: the helm binary of the chart tests (deploy/helm), built from the Go
+## module proxy; the version is in the file name, like golangci-lint's.
+HELM_VERSION := v3.22.0
+HELM := $(BIN)/helm-$(HELM_VERSION)
+export SANDGATE_HELM := $(HELM)
+helm: $(HELM)
+$(HELM):
+	@mkdir -p $(BIN)
+	GOBIN=$(BIN) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	mv $(BIN)/helm $@
 
 ## run: `executor serve` on 127.0.0.1:7070 (SANDGATE_LISTEN) with SQLite,
 ## the secrets key and the checkpoints under ./.sandgate/, after Docker, the base images and the

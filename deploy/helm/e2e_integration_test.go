@@ -1,0 +1,118 @@
+//go:build integration && helm_e2e
+
+// The chart's end-to-end test: the executor image built from this tree,
+// imported into the test cluster, installed with the chart, serving one
+// session whose sandbox pod runs `echo`. It needs the Kubernetes backend of
+// the executor (SANDGATE_BACKEND=kubernetes), hence the extra build tag
+// helm_e2e until that backend is wired: drop "&& helm_e2e" above to make it
+// part of `make test`.
+
+package helm
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/adapters/httpapi"
+	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/executor"
+	"github.com/sandgate/sandgate/core/sandbox"
+)
+
+const e2eImage = "sandgate/executor:dev"
+
+// cluster returns the test cluster's kubeconfig and kubectl, or fails (CI)
+// or skips (elsewhere) with the reason.
+func cluster(t *testing.T) (kubeconfig, kubectl string) {
+	t.Helper()
+	kubeconfig, kubectl = os.Getenv("SANDGATE_TEST_KUBECONFIG"), os.Getenv("SANDGATE_TEST_KUBECTL")
+	reason := ""
+	if _, err := os.Stat(kubeconfig); kubeconfig == "" || err != nil {
+		reason = "no test cluster (SANDGATE_TEST_KUBECONFIG): `make k8s-up` starts one"
+	} else if _, err := os.Stat(kubectl); kubectl == "" || err != nil {
+		reason = "no kubectl (SANDGATE_TEST_KUBECTL): `make k8s-up` builds it"
+	}
+	if reason != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(reason)
+		}
+		t.Skip(reason)
+	}
+	return kubeconfig, kubectl
+}
+
+// run runs a command from the repository root with the kubeconfig set.
+func run(t *testing.T, kubeconfig, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "DOCKER_BUILDKIT=0")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s %s:\n%s", name, strings.Join(args, " "), out)
+	return string(out)
+}
+
+// freePort is a loopback port nothing listens on now: the executor runs on
+// the host's network (the test cluster has no kube-proxy and no pod route).
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func TestChartServesASession(t *testing.T) {
+	kubeconfig, kubectl := cluster(t)
+	run(t, kubeconfig, "docker", "build", "-q", "--target", "executor", "-t", e2eImage, ".")
+	run(t, kubeconfig, "build/k8s/import-images.sh", e2eImage, "debian:bookworm")
+
+	suffix := make([]byte, 4)
+	_, _ = rand.Read(suffix)
+	ns := "sandgate-e2e-" + hex.EncodeToString(suffix)
+	token := "e2e-" + hex.EncodeToString(append(suffix, suffix...)) + "-token"
+	port := freePort(t)
+	run(t, kubeconfig, kubectl, "create", "namespace", ns)
+	t.Cleanup(func() {
+		// Deleting the namespace removes the release's objects and any
+		// sandbox pod left behind; do not wait for it.
+		_ = exec.Command(kubectl, "--kubeconfig", kubeconfig, "delete", "namespace", ns, "--wait=false").Run()
+	})
+	run(t, kubeconfig, kubectl, "-n", ns, "create", "secret", "generic", "e2e-api", "--from-literal=token="+token)
+
+	run(t, kubeconfig, os.Getenv("SANDGATE_HELM"), "install", "e2e", "deploy/helm/sandgate", "--namespace", ns,
+		"--wait", "--timeout", "3m",
+		"--set", "image.repository=sandgate/executor", "--set", "image.tag=dev", "--set", "image.pullPolicy=Never",
+		"--set", "api.existingSecret=e2e-api",
+		"--set", fmt.Sprintf("api.port=%d", port),
+		"--set", "hostNetwork=true",
+		"--set", "kubernetesAPI.host=127.0.0.1", "--set", "kubernetesAPI.port=16443",
+		"--set", "resources.requests.cpu=50m")
+	t.Cleanup(func() {
+		_ = exec.Command(os.Getenv("SANDGATE_HELM"), "--kubeconfig", kubeconfig, "uninstall", "e2e", "-n", ns).Run()
+	})
+
+	c, err := httpapi.NewClient(fmt.Sprintf("http://127.0.0.1:%d", port), token, nil)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	sid := domain.NewID("ses")
+	_, err = c.Provision(ctx, sid, executor.SessionRequest{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Delete(context.WithoutCancel(ctx), sid, false) })
+	res, err := c.Exec(ctx, sid, sandbox.ExecRequest{Command: "echo hello from the cluster", Timeout: time.Minute})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode)
+	require.Equal(t, "hello from the cluster\n", res.Stdout)
+	require.NoError(t, c.Delete(ctx, sid, false))
+}
