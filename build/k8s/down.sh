@@ -71,10 +71,11 @@ for d in "$STATE" "$CTRD_STATE"; do
   done
 done
 ip link show "$CNI_BRIDGE" >/dev/null 2>&1 && ip link delete "$CNI_BRIDGE" && log "deleted bridge $CNI_BRIDGE"
-# The forward rule up.sh added (allow_bridge_forward), from either chain.
+# The forward rules up.sh added (allow_bridge_forward), from either chain.
 if command -v iptables >/dev/null; then
   for chain in DOCKER-USER FORWARD; do
     while iptables -D "$chain" -i "$CNI_BRIDGE" -o "$CNI_BRIDGE" -m comment --comment k8s-lite -j ACCEPT 2>/dev/null; do :; done
+    while iptables -D "$chain" -i "$CNI_BRIDGE" ! -o "$CNI_BRIDGE" -m comment --comment k8s-lite -j DROP 2>/dev/null; do :; done
   done
 fi
 rm -rf --one-file-system "$STATE" "$CTRD_STATE" "$RUN/etcd" 2>/dev/null || log "could not remove all state under $STATE"

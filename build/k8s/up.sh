@@ -43,15 +43,26 @@ node_ready() {
 
 # Pod-to-pod traffic crosses the bridge, and with br_netfilter loaded (Docker
 # loads it) bridged frames go through iptables' FORWARD chain, whose policy
-# Docker sets to DROP: without this rule pods cannot reach each other. Only
-# traffic from the bridge to the same bridge is accepted; nothing leaves it.
-# Docker's DOCKER-USER chain when there is one (Docker keeps it first and never
-# flushes it), FORWARD otherwise. Idempotent, so it also runs when already up.
+# Docker sets to DROP: without the ACCEPT rule pods cannot reach each other.
+# Pods have a default route (via the bridge's host address, CONTRACT C-PROV-7
+# needs one for unrestricted sessions), so the DROP rule after it keeps
+# anything from being forwarded off the bridge: pods reach each other and the
+# host's own addresses, nothing beyond. Docker's DOCKER-USER chain when there
+# is one (Docker keeps it first in FORWARD and never flushes it), FORWARD
+# otherwise. Idempotent, so it also runs when already up.
+bridge_forward_rules() { # prints one rule per line, in order
+  echo "-i $CNI_BRIDGE -o $CNI_BRIDGE -m comment --comment k8s-lite -j ACCEPT"
+  echo "-i $CNI_BRIDGE ! -o $CNI_BRIDGE -m comment --comment k8s-lite -j DROP"
+}
 allow_bridge_forward() {
   command -v iptables >/dev/null || return 0
-  local chain=FORWARD rule=(-i "$CNI_BRIDGE" -o "$CNI_BRIDGE" -m comment --comment k8s-lite -j ACCEPT)
+  local chain=FORWARD pos=1 rule
   iptables -n -L DOCKER-USER >/dev/null 2>&1 && chain=DOCKER-USER
-  iptables -C "$chain" "${rule[@]}" 2>/dev/null || iptables -I "$chain" 1 "${rule[@]}"
+  while read -r rule; do
+    # shellcheck disable=SC2086 # the rule is words
+    iptables -C "$chain" $rule 2>/dev/null || iptables -I "$chain" "$pos" $rule
+    pos=$((pos + 1))
+  done < <(bridge_forward_rules)
 }
 
 # ---------------------------------------------------------------- already up?
@@ -288,8 +299,10 @@ state = "$CTRD_STATE"
   [plugins."io.containerd.internal.v1.opt"]
     path = "$STATE/containerd/opt"
 EOF
-# Isolated bridge: no IP on the host side, no gateway, no masquerading, no
-# routes in the pods besides their own subnet -> pod traffic cannot leave.
+# The bridge has the subnet's first address on the host side and pods route
+# everything through it (a default route, as on a real cluster), but there is
+# no masquerading and allow_bridge_forward drops whatever would be forwarded
+# off the bridge -> pod traffic reaches pods and the host, never beyond.
 cat > "$STATE/cni/net.d/10-k8s-lite.conflist" <<EOF
 {
   "cniVersion": "1.0.0",
@@ -298,8 +311,8 @@ cat > "$STATE/cni/net.d/10-k8s-lite.conflist" <<EOF
     {
       "type": "bridge",
       "bridge": "$CNI_BRIDGE",
-      "isGateway": false,
-      "isDefaultGateway": false,
+      "isGateway": true,
+      "isDefaultGateway": true,
       "ipMasq": false,
       "hairpinMode": true,
       "ipam": {
