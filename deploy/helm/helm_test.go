@@ -140,8 +140,8 @@ func byKind(t *testing.T, objs []object) map[string]object {
 	return m
 }
 
-// env is the executor container's environment: name → value, or
-// "secret:NAME/KEY" for a secretKeyRef.
+// env is the executor container's environment: name → value,
+// "secret:NAME/KEY" for a secretKeyRef or "field:PATH" for a fieldRef.
 func env(t *testing.T, dep object) map[string]string {
 	t.Helper()
 	containers, _ := get(dep, "spec", "template", "spec", "containers").([]any)
@@ -153,6 +153,10 @@ func env(t *testing.T, dep object) map[string]string {
 		require.NotContains(t, m, name, "env set twice")
 		if ref := get(v, "valueFrom", "secretKeyRef"); ref != nil {
 			m[name] = "secret:" + str(ref, "name") + "/" + str(ref, "key")
+			continue
+		}
+		if ref := get(v, "valueFrom", "fieldRef"); ref != nil {
+			m[name] = "field:" + str(ref, "fieldPath")
 			continue
 		}
 		m[name] = str(v, "value")
@@ -307,6 +311,8 @@ func TestDefaultValues(t *testing.T) {
 		"SANDGATE_IMAGE":            "debian:bookworm",
 		"SANDGATE_GATE_IMAGE":       "", // gates off: the executor refuses credentials instead
 		"SANDGATE_SHUTDOWN_TIMEOUT": "15s",
+		"SANDGATE_K8S_NAMESPACE":    "field:metadata.namespace", // the namespace the Role covers
+		"SANDGATE_CHECKPOINT_DIR":   "/var/lib/sandgate/checkpoints",
 	}, e)
 	tok := m["Secret/sg-sandgate-api-token"]
 	assert.Equal(t, "keep", str(tok, "metadata", "annotations", "helm.sh/resource-policy"))
