@@ -119,16 +119,7 @@ func (s *handle) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	if code != 0 {
 		return nil, sandbox.ClassifyRead(path, code, stderr)
 	}
-	b := out.Bytes()
-	r := bytes.NewReader(b)
-	n, err := sandbox.ParseReadHeader(r, sandbox.MaxFileBytes)
-	if err != nil {
-		return nil, fmt.Errorf("read %q: %w", path, err)
-	}
-	if int64(r.Len()) != n {
-		return nil, fmt.Errorf("read %q: %d bytes announced, %d arrived: %w", path, n, r.Len(), io.ErrUnexpectedEOF)
-	}
-	return b[len(b)-r.Len():], nil
+	return sandbox.DecodeRead(path, out.Bytes())
 }
 
 // ReadFileStream implements ports.Sandbox (C-READ-2): an exec of the read

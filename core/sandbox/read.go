@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -120,4 +121,20 @@ func ParseReadHeader(r io.Reader, maxBytes int64) (int64, error) {
 // an unclassified error carrying the sandbox's message.
 func ClassifyRead(p string, exitCode int, stderr string) error {
 	return ClassifyScript(exitCode, stderr, []string{p})
+}
+
+// DecodeRead is ReadFile's last step on both backends: out is everything
+// the read script (ReadArgs with MaxFileBytes) printed after exiting 0 — the
+// header, then the file — and the file's bytes are returned only when
+// exactly as many arrived as the header announced.
+func DecodeRead(path string, out []byte) ([]byte, error) {
+	r := bytes.NewReader(out)
+	n, err := ParseReadHeader(r, MaxFileBytes)
+	if err != nil {
+		return nil, fmt.Errorf("read %q: %w", path, err)
+	}
+	if int64(r.Len()) != n {
+		return nil, fmt.Errorf("read %q: %d bytes announced, %d arrived: %w", path, n, r.Len(), io.ErrUnexpectedEOF)
+	}
+	return out[len(out)-r.Len():], nil
 }

@@ -229,3 +229,16 @@ func TestReadScriptUnreadable(t *testing.T) {
 		require.NotErrorIs(t, err, s)
 	}
 }
+
+func TestDecodeRead(t *testing.T) {
+	t.Parallel()
+	got, err := DecodeRead("/f", []byte("5\nhello"))
+	if err != nil || string(got) != "hello" {
+		t.Fatalf("DecodeRead = %q, %v; want hello", got, err)
+	}
+	for name, out := range map[string]string{"short": "5\nhell", "long": "5\nhello!", "no header": "hello"} {
+		if _, err := DecodeRead("/f", []byte(out)); err == nil || !strings.Contains(err.Error(), `read "/f"`) {
+			t.Errorf("%s: err = %v, want an error naming the path", name, err)
+		}
+	}
+}
