@@ -1,11 +1,11 @@
-//go:build integration && helm_e2e
+//go:build integration
 
 // The chart's end-to-end test: the executor image built from this tree,
 // imported into the test cluster, installed with the chart, serving one
-// session whose sandbox pod runs `echo`. It needs the Kubernetes backend of
-// the executor (SANDGATE_BACKEND=kubernetes), hence the extra build tag
-// helm_e2e until that backend is wired: drop "&& helm_e2e" above to make it
-// part of `make test`.
+// session whose sandbox pod runs `echo` (the executor in-cluster on the
+// kubernetes backend, with hostNetwork and the API server's loopback address,
+// since the test cluster has no kube-proxy and pods no route to the host's
+// loopback).
 
 package helm
 
