@@ -148,8 +148,8 @@ RUN_GATE_PORT ?= 7071
 run: gate-image
 	$(GO) build -o $(BIN)/executor ./cmd/executor
 	@net=$${SANDGATE_GATE_NETWORK:-bridge}; \
-	gw=$$(docker network inspect "$$net" --format '{{range .IPAM.Config}}{{.Gateway}}{{end}}'); \
-	if [ -z "$$gw" ]; then echo "run: docker network $$net has no gateway address; set SANDGATE_GATE_LISTEN and SANDGATE_CONTROLPLANE_URL"; exit 1; fi; \
+	gw=$$(build/docker-gateway.sh "$$net") || \
+		{ echo "run: set SANDGATE_GATE_LISTEN and SANDGATE_CONTROLPLANE_URL to an address gates on $$net reach"; exit 1; }; \
 	export SANDGATE_GATE_IMAGE="$${SANDGATE_GATE_IMAGE-$(GATE_IMAGE)}"; \
 	export SANDGATE_GATE_LISTEN="$${SANDGATE_GATE_LISTEN:-$$gw:$(RUN_GATE_PORT)}"; \
 	export SANDGATE_CONTROLPLANE_URL="$${SANDGATE_CONTROLPLANE_URL:-http://$$gw:$(RUN_GATE_PORT)}"; \
