@@ -56,13 +56,15 @@ coverage: unit
 		{ echo "core coverage $$total % is below $(CORE_COVERAGE_MIN) %"; exit 1; }
 
 # -count=1: results that depend on a live engine must not come from the cache.
+# -timeout 40m: a package's whole run (e2e's load test, the chart's image
+# build and install) outlasts go test's 10-minute default on two cores.
 # Test containers carry the label dev.sandgate.test: what a crashed earlier
 # run left is removed first (so it never trips this run), and nothing may be
 # left behind afterwards (every test removes what it labelled).
 integration: postgres
 	@stale=$$(docker ps -aq --filter label=dev.sandgate.test); \
 	if [ -n "$$stale" ]; then echo "removing test containers of an earlier run"; docker rm -f -v $$stale >/dev/null || true; fi
-	$(GO) test -race -count=1 -tags integration ./...
+	$(GO) test -race -count=1 -timeout 40m -tags integration ./...
 	@left=$$(docker ps -aq --filter label=dev.sandgate.test); \
 	if [ -n "$$left" ]; then echo "test containers left behind:"; docker ps -a --filter label=dev.sandgate.test; exit 1; fi
 
@@ -125,7 +127,7 @@ k8s-down:
 ## test-kubernetes: the Kubernetes integration tests alone, on the cluster.
 K8S_TEST_PKGS := $(if $(wildcard adapters/kubernetes),./adapters/kubernetes/...) ./deploy/...
 test-kubernetes: k8s-up postgres helm
-	$(GO) test -race -count=1 -tags integration $(K8S_TEST_PKGS)
+	$(GO) test -race -count=1 -timeout 40m -tags integration $(K8S_TEST_PKGS)
 
 ## helm: the helm binary of the chart tests (deploy/helm), built from the Go
 ## module proxy; the version is in the file name, like golangci-lint's.
