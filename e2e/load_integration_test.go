@@ -47,7 +47,10 @@ func TestLoad(t *testing.T) {
 	execs := loadExecsPerSession(t)
 	p := w.start(t, "load", sqliteSettings(t.TempDir()))
 	c := p.client(t)
-	ctx := ctxMinutes(t, 8)
+	// 6,400 execs ran at about 6 per second in CI on two cores (the daemon is
+	// the bottleneck: docs/BENCHMARKS.md), so the run needs about 18 minutes;
+	// the bound is for a hang, not a speed target (speed is `make bench`'s).
+	ctx := ctxMinutes(t, 30)
 
 	sids := make([]domain.ID, loadSessions)
 	var wg sync.WaitGroup
