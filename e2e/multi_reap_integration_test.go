@@ -58,7 +58,7 @@ func reapsOf(t *testing.T, p *proc) int {
 	t.Helper()
 	resp, err := http.Get(p.url + "/metrics")
 	require.NoError(t, err)
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	n := 0
 	sc := bufio.NewScanner(resp.Body)

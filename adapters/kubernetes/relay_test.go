@@ -44,7 +44,7 @@ func TestRelayLargeOutputWhole(t *testing.T) {
 	t.Parallel()
 	out, _, code, _ := runRelay(t, "head -c 3000000 /dev/zero | tr '\\0' x")
 	require.Equal(t, 0, code)
-	require.Equal(t, 3000000, len(out))
+	require.Len(t, out, 3000000)
 }
 
 func TestRelayStragglerDoesNotHold(t *testing.T) {
@@ -61,7 +61,7 @@ func TestRelaySignalDeathIsSilent(t *testing.T) {
 	out, errs, code, _ := runRelay(t, "echo before; kill -9 $$")
 	require.Equal(t, "before\n", out)
 	require.Equal(t, 137, code, "128+SIGKILL, as the runtime reports a signal death")
-	require.False(t, strings.Contains(errs, "Killed"), "the relay's own job report is not the command's stderr: %q", errs)
+	require.NotContains(t, errs, "Killed", "the relay's own job report is not the command's stderr: %q", errs)
 }
 
 // TestRelayAroundWrapperAddsNothing runs the relay around the core's
@@ -80,7 +80,7 @@ func TestRelayAroundWrapperAddsNothing(t *testing.T) {
 	header, rest, ok := strings.Cut(errb.String(), "\n")
 	require.True(t, ok)
 	require.True(t, strings.HasPrefix(header, sandbox.HeaderPrefix), "header %q", header)
-	require.Equal(t, n, len(rest), "stderr after the header: %q", tail(rest))
+	require.Len(t, rest, n, "stderr after the header: %q", tail(rest))
 }
 
 func tail(s string) string {

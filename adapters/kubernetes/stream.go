@@ -8,7 +8,6 @@ import (
 	"io"
 	"path"
 	"strings"
-	"sync"
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
@@ -55,7 +54,7 @@ func (s *handle) startStream(ctx context.Context, argv []string) *streamExec {
 		case st.code != 0:
 			pw.CloseWithError(&errExit{code: st.code, stderr: st.stderr.String()})
 		default:
-			pw.Close()
+			_ = pw.Close()
 		}
 	}()
 	return st
@@ -110,7 +109,6 @@ type fileStream struct {
 	st   *streamExec
 	left int64
 	path string
-	once sync.Once
 }
 
 func (f *fileStream) Read(p []byte) (int, error) {
