@@ -73,13 +73,9 @@ func (w *execWatch) run(ctx context.Context) error {
 		w.ev.ExitCode = w.code
 		return nil
 	}
-	base, err := w.started(ctx)
-	if err != nil {
-		return err
-	}
-	bound, cancel := context.WithDeadline(ctx, base.Add(w.ev.Deadline+sandbox.ReturnGrace))
+	bound, cancel := context.WithDeadline(ctx, w.start.Add(w.ev.Deadline+sandbox.ReturnGrace))
 	defer cancel()
-	enforce := time.NewTimer(time.Until(base.Add(w.ev.Deadline + sandbox.EnforceGrace)))
+	enforce := time.NewTimer(time.Until(w.start.Add(w.ev.Deadline + sandbox.EnforceGrace)))
 	defer enforce.Stop()
 	select {
 	case <-w.done:
@@ -101,35 +97,6 @@ func (w *execWatch) run(ctx context.Context) error {
 		return nil
 	}
 	return w.waitGroup(ctx, bound, enforce.C)
-}
-
-// execSetupTimeout bounds how long an exec may take to start its command
-// (API server → kubelet → runtime) before the deadline's clock runs.
-const execSetupTimeout = time.Minute
-
-// started waits until the command's wrapper has started in the sandbox (its
-// header arrived) and returns that moment: the enforce and return bounds
-// count from it, because setting an exec up through the API server and the
-// kubelet can take seconds on a loaded node and the deadline is the
-// command's (C-EXEC-3). The verdict keeps w.start, taken before the exec, so
-// the wrapper's own kill never looks early. A stream that ends first, the
-// caller's cancellation and a setup that never finishes return at once.
-func (w *execWatch) started(ctx context.Context) (time.Time, error) {
-	if w.hdr == nil {
-		return w.start, nil
-	}
-	setup := time.NewTimer(execSetupTimeout)
-	defer setup.Stop()
-	select {
-	case <-w.hdr.Decided():
-	case <-w.done:
-	case <-ctx.Done():
-		w.killGroup(ctx)
-		return time.Time{}, fmt.Errorf("kubernetes exec: %w", ctx.Err())
-	case <-setup.C:
-		return time.Time{}, fmt.Errorf("kubernetes exec: the command did not start within %v", execSetupTimeout)
-	}
-	return time.Now(), nil
 }
 
 // stopped ends a wait whose bound is done: the caller's cancellation is an
