@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -71,7 +70,7 @@ func TestConformance(t *testing.T) {
 	if base == "" {
 		base = "debian:bookworm"
 	}
-	buildNonRoot(t, base)
+	buildImage(t, nonRootImage, nonRootDockerfile, base)
 	for _, img := range []string{base, nonRootImage, netsetupImage} {
 		importImage(t, img)
 	}
@@ -102,6 +101,7 @@ func TestConformance(t *testing.T) {
 			return createForeign(ctx, cli, base, sandbox.PodName(sid.String()))
 		},
 		Parallelism: 4,
+		Gated:       gatedHarness(t, cfg, cli, base),
 	})
 }
 
@@ -120,17 +120,6 @@ func containerdSocket() string {
 		return s
 	}
 	return "/run/k8s-lite/containerd/containerd.sock"
-}
-
-// buildNonRoot builds the non-root image with the local Docker engine.
-func buildNonRoot(t *testing.T, base string) {
-	t.Helper()
-	cmd := exec.Command("docker", "build", "-q", "-t", nonRootImage, "--build-arg", "BASE="+base,
-		"--label", testLabel+"="+testLabelVal, "-")
-	cmd.Env = append(os.Environ(), "DOCKER_BUILDKIT=0")
-	cmd.Stdin = strings.NewReader(nonRootDockerfile)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "docker build %s: %s", nonRootImage, out)
 }
 
 // importImage copies a local Docker image into the cluster's containerd,
@@ -160,15 +149,7 @@ docker save "$1" | "${ctr[@]}" images import - >/dev/null
 `
 
 // removeLabelled deletes every pod of this test's label, without grace.
-func removeLabelled(t *testing.T, cli k8s.Interface) {
-	t.Helper()
-	c, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	zero := int64(0)
-	err := cli.CoreV1().Pods(namespace).DeleteCollection(c, metav1.DeleteOptions{GracePeriodSeconds: &zero},
-		metav1.ListOptions{LabelSelector: testLabel + "=" + testLabelVal})
-	require.NoError(t, err)
-}
+func removeLabelled(t *testing.T, cli k8s.Interface) { removeWithLabel(t, cli, testLabelVal) }
 
 // requireNothingLeft fails the test if the suite left any pod of its label
 // behind (every row reaps what it creates).

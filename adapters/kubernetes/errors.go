@@ -14,10 +14,6 @@ import (
 // ownership label: never adopted, never deleted (C-PROV-5).
 var errForeign = errors.New("name is held by a pod sandgate does not own")
 
-// errUnsupportedGate refuses a gated spec: the gate sidecar is not
-// implemented on this backend yet (docs/DIVERGENCES.md).
-var errUnsupportedGate = errors.New("kubernetes provider: gated sandboxes (the gate sidecar) are not supported yet")
-
 // translate maps an API error to the core's vocabulary, once, at the
 // boundary: a missing pod is sandbox.ErrNotFound, a cancelled context stays
 // the context's error, anything else is wrapped with what was being done.

@@ -78,6 +78,9 @@ var errPrecondition = apierrors.NewBadRequest("precondition failed: UID")
 func markReady(pod *corev1.Pod) {
 	pod.Status.Phase = corev1.PodRunning
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: containerSandbox, Ready: true}}
+	if gated(pod) {
+		pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: containerGate, Ready: true}}
+	}
 }
 
 // existing is a pod as podFor would have made it for spec, in the given

@@ -227,17 +227,26 @@ func observe(pod *corev1.Pod) sandbox.Observed {
 			o.Net = sandbox.NetShapeNone
 		}
 	}
+	if gated(pod) {
+		// The gate is in the pod: the pairing cannot go stale.
+		o.Gated, o.PairedGate, o.CurrentGate = true, string(pod.UID), string(pod.UID)
+	}
 	return o
 }
 
 // owned reports whether pod carries sid's ownership label.
 func owned(pod *corev1.Pod, sid string) bool { return pod.Labels[sandbox.LabelSession] == sid }
 
-// ready reports whether pod is running with its sandbox container ready and
-// not being deleted: what a handle can be used against (C-ATT-1).
+// ready reports whether pod is running with its sandbox container (and its
+// gate, when gated: C-PROV-8) ready and not being deleted: what a handle can be used against (C-ATT-1).
 func ready(pod *corev1.Pod) bool {
 	if pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning {
 		return false
+	}
+	if gated(pod) {
+		if gs := gateStatus(pod); gs == nil || !gs.Ready {
+			return false
+		}
 	}
 	for _, cs := range pod.Status.ContainerStatuses {
 		if cs.Name == containerSandbox {
@@ -266,7 +275,8 @@ func stuck(pod *corev1.Pod) string {
 			if w := cs.State.Waiting; w != nil {
 				switch w.Reason {
 				case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull",
-					"CreateContainerConfigError", "CreateContainerError", "RunContainerError":
+					"CreateContainerConfigError", "CreateContainerError", "RunContainerError",
+					"CrashLoopBackOff": // a gate sidecar that keeps failing
 					return fmt.Sprintf("container %s: %s: %s", cs.Name, w.Reason, w.Message)
 				}
 			}

@@ -25,10 +25,7 @@ func (p *Provider) Provision(ctx context.Context, spec sandbox.Spec) (ports.Sand
 	if err != nil {
 		return nil, fmt.Errorf("provision: %w", err)
 	}
-	if spec.Gate != nil {
-		return nil, fmt.Errorf("provision %s: %w", spec.SessionID, errUnsupportedGate)
-	}
-	if spec.Networking.Limited() && p.opts.NetsetupImage == "" {
+	if spec.Gate == nil && spec.Networking.Limited() && p.opts.NetsetupImage == "" {
 		return nil, fmt.Errorf("provision %s: limited networking without a gate needs Options.NetsetupImage", spec.SessionID)
 	}
 	if spec.Hardening.PidsLimit > 0 {
@@ -73,6 +70,16 @@ func (p *Provider) provisionOnce(ctx context.Context, spec sandbox.Spec, name st
 	if pod.DeletionTimestamp != nil {
 		return nil, false, nil // on its way out: wait until the name is free
 	}
+	if held(pod) {
+		// A gated pod whose creator has not persisted its token yet; one
+		// older than raceWait is what a crashed create left (nothing in it
+		// ever ran): it is removed, and the loop creates afresh.
+		if time.Since(pod.CreationTimestamp.Time) > raceWait {
+			p.opts.Logger.Info("removing a gated pod whose token was never persisted", "session", sid)
+			return nil, false, p.deletePod(ctx, pod)
+		}
+		return nil, false, nil
+	}
 	if dead(pod) {
 		// restartPolicy Never makes Failed final; replacing it is the only
 		// way the session gets a sandbox again (B-6).
@@ -84,9 +91,7 @@ func (p *Provider) provisionOnce(ctx context.Context, spec sandbox.Spec, name st
 		return nil, false, fmt.Errorf("provision %s: %w", sid, err)
 	}
 	if decision.Action == sandbox.Rebuild {
-		// Only a gated↔ungated reshape rebuilds, and gated pods are not made
-		// here; say so rather than guess.
-		return nil, false, fmt.Errorf("provision %s: %s: %w", sid, decision.Reason, errUnsupportedGate)
+		return nil, false, p.rebuild(ctx, spec, pod, decision)
 	}
 	pod, err = p.waitReady(ctx, pod)
 	if errors.Is(err, errGone) {
@@ -95,7 +100,24 @@ func (p *Provider) provisionOnce(ctx context.Context, spec sandbox.Spec, name st
 	if err != nil {
 		return nil, false, fmt.Errorf("provision %s: adopted pod %s: %w", sid, name, err)
 	}
+	if err := p.retrustAfterRestart(ctx, pod, spec.Workdir); err != nil {
+		return nil, false, fmt.Errorf("provision %s: %w", sid, err)
+	}
 	return p.handle(pod, spec.Workdir), true, nil
+}
+
+// rebuild removes a pod of the wrong shape (a gated↔ungated reshape,
+// C-GATE-3), revoking the session's token first when no new gate will
+// replace it; the caller's loop then creates the requested shape.
+func (p *Provider) rebuild(ctx context.Context, spec sandbox.Spec, pod *corev1.Pod, d sandbox.Adoption) error {
+	sid := spec.SessionID
+	p.opts.Logger.Info("rebuilding the session's sandbox pod", "session", sid.String(), "reason", d.Reason)
+	if d.RevokeToken && spec.GateTokenRevoker != nil {
+		if err := spec.GateTokenRevoker.Revoke(ctx, sid); err != nil {
+			return fmt.Errorf("provision %s: revoke the gate token before the rebuild: %w", sid, err)
+		}
+	}
+	return p.deletePod(ctx, pod)
 }
 
 // create creates the pod and waits until it is ready; a pod this call
@@ -103,6 +125,11 @@ func (p *Provider) provisionOnce(ctx context.Context, spec sandbox.Spec, name st
 // (C-PROV-8). done is false when a concurrent provisioner won the name.
 func (p *Provider) create(ctx context.Context, spec sandbox.Spec) (_ ports.Sandbox, done bool, _ error) {
 	want := podFor(spec, p.opts)
+	var token string
+	if spec.Gate != nil {
+		token = spec.Gate.TokenMinter.Generate() // once per create attempt (C-GATE-2)
+		gatePod(want, spec, token)
+	}
 	pod, err := p.cli.CoreV1().Pods(p.opts.Namespace).Create(ctx, want, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		return nil, false, nil
@@ -110,7 +137,7 @@ func (p *Provider) create(ctx context.Context, spec sandbox.Spec) (_ ports.Sandb
 	if err != nil {
 		return nil, false, translate(err, "create pod "+want.Name)
 	}
-	ready, err := p.waitReady(ctx, pod)
+	ready, err := p.startAndWait(ctx, spec, pod, token)
 	if err != nil {
 		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.opts.RemoveTimeout)
 		defer cancel()
@@ -120,6 +147,27 @@ func (p *Provider) create(ctx context.Context, spec sandbox.Spec) (_ ports.Sandb
 		return nil, false, fmt.Errorf("provision %s: %w", spec.SessionID, err)
 	}
 	return p.handle(ready, spec.Workdir), true, nil
+}
+
+// startAndWait waits until the pod this call created is ready. A gated pod
+// is first released: its token persisted (only now that this call won the
+// name, C-GATE-2), then its scheduling gate lifted.
+func (p *Provider) startAndWait(ctx context.Context, spec sandbox.Spec, pod *corev1.Pod, token string) (*corev1.Pod, error) {
+	if spec.Gate != nil {
+		if err := spec.Gate.TokenMinter.Persist(ctx, spec.SessionID, token); err != nil {
+			return nil, fmt.Errorf("persist gate token: %w", err)
+		}
+		released, err := p.release(ctx, pod)
+		if err != nil {
+			return nil, err
+		}
+		pod = released
+	}
+	ready, err := p.waitReady(ctx, pod)
+	if err != nil && spec.Gate != nil && !errors.Is(err, sandbox.ErrGateUIDImage) {
+		return nil, fmt.Errorf("%w; %s", err, p.gateLogs(pod))
+	}
+	return ready, err
 }
 
 // errNotReady: the pod did not become ready within the bound, or can never.
@@ -143,6 +191,8 @@ func (p *Provider) waitReady(ctx context.Context, pod *corev1.Pod) (*corev1.Pod,
 			return nil, fmt.Errorf("pod %s is being deleted: %w", pod.Name, errGone)
 		case ready(pod):
 			return pod, nil
+		case refusedGateUID(pod):
+			return nil, errGateUID(pod.Spec.Containers[0].Image)
 		}
 		if why := stuck(pod); why != "" {
 			return nil, fmt.Errorf("pod %s: %s: %w", pod.Name, why, errNotReady)

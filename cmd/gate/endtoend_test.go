@@ -34,6 +34,8 @@ type loopbackSystem struct{ addr chan string }
 func (loopbackSystem) InstallFirewall(uint32) error              { return nil }
 func (loopbackSystem) PrepareCADir(string, uint32, uint32) error { return nil }
 func (loopbackSystem) DropPrivileges(uint32, uint32) error       { return nil }
+func (loopbackSystem) VerifyUnprivileged(uint32, uint32) error   { return nil }
+func (loopbackSystem) ClearCAFile(string) error                  { return nil }
 
 // DenyList is empty: the test's origin is on loopback like everything else.
 func (loopbackSystem) DenyList(context.Context, string) ([]netip.Prefix, error) { return nil, nil }

@@ -42,6 +42,13 @@ type settings struct {
 	FetchInterval time.Duration
 	// CAFile is GATE_CA_FILE, an absolute clean path.
 	CAFile string
+	// FirewallPreinstalled is GATE_FIREWALL=preinstalled: an init step of
+	// the same network namespace (Kubernetes' netsetup container running
+	// `gate -firewall`) installed and verified the firewall, and this
+	// process starts as GATE_UID:GATE_GID with no capability at all. It then
+	// skips the firewall and the privilege drop and verifies instead that it
+	// holds no privilege. Default ("" or "self"): it does both itself.
+	FirewallPreinstalled bool
 }
 
 // ConfigURL is the gate config endpoint under the control plane's URL
@@ -86,6 +93,8 @@ func parseEnv(getenv func(string) string) (settings, error) {
 	check("GATE_FETCH_INTERVAL", err)
 	s.CAFile, err = parseCAFile(getenv("GATE_CA_FILE"))
 	check("GATE_CA_FILE", err)
+	s.FirewallPreinstalled, err = parseFirewallMode(getenv("GATE_FIREWALL"))
+	check("GATE_FIREWALL", err)
 	if len(errs) > 0 {
 		return settings{}, errors.Join(errs...)
 	}
@@ -120,6 +129,22 @@ func validateToken(v string) error {
 	}
 	// ValidateToken never quotes the token.
 	return session.ValidateToken(v)
+}
+
+// Values of GATE_FIREWALL.
+const (
+	firewallSelf         = "self"
+	firewallPreinstalled = "preinstalled"
+)
+
+func parseFirewallMode(v string) (preinstalled bool, err error) {
+	switch v {
+	case "", firewallSelf:
+		return false, nil
+	case firewallPreinstalled:
+		return true, nil
+	}
+	return false, fmt.Errorf("%q: want %q or %q", clip(v), firewallSelf, firewallPreinstalled)
 }
 
 func parseID(v string) (uint32, error) {

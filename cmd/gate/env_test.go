@@ -42,6 +42,7 @@ func TestParseEnvDefaults(t *testing.T) {
 	require.Equal(t, netip.MustParseAddrPort("127.0.0.1:15080"), s.Addr)
 	require.Equal(t, 30*time.Second, s.FetchInterval)
 	require.Equal(t, "/run/sandgate/ca.pem", s.CAFile)
+	require.False(t, s.FirewallPreinstalled)
 }
 
 func TestParseEnvValues(t *testing.T) {
@@ -70,6 +71,8 @@ func TestParseEnvValues(t *testing.T) {
 		{"interval", "GATE_FETCH_INTERVAL", "1m30s", func(t *testing.T, s settings) { require.Equal(t, 90*time.Second, s.FetchInterval) }},
 		{"shortest interval", "GATE_FETCH_INTERVAL", "1s", func(t *testing.T, s settings) { require.Equal(t, time.Second, s.FetchInterval) }},
 		{"CA file", "GATE_CA_FILE", "/etc/sandgate/ca.crt", func(t *testing.T, s settings) { require.Equal(t, "/etc/sandgate/ca.crt", s.CAFile) }},
+		{"firewall by an init step", "GATE_FIREWALL", "preinstalled", func(t *testing.T, s settings) { require.True(t, s.FirewallPreinstalled) }},
+		{"firewall by the gate", "GATE_FIREWALL", "self", func(t *testing.T, s settings) { require.False(t, s.FirewallPreinstalled) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -127,6 +130,8 @@ func TestParseEnvRefuses(t *testing.T) {
 		{"GATE_CA_FILE", "/run/../ca.pem"},
 		{"GATE_CA_FILE", "/"},
 		{"GATE_CA_FILE", "/run/sandgate/"},
+		{"GATE_FIREWALL", "PREINSTALLED"},
+		{"GATE_FIREWALL", "none"},
 	} {
 		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
 			t.Parallel()

@@ -73,6 +73,8 @@ func (f *fakeSystem) step(name string) error {
 func (f *fakeSystem) InstallFirewall(uint32) error              { return f.step("firewall") }
 func (f *fakeSystem) PrepareCADir(string, uint32, uint32) error { return f.step("cadir") }
 func (f *fakeSystem) DropPrivileges(uint32, uint32) error       { return f.step("drop") }
+func (f *fakeSystem) VerifyUnprivileged(uint32, uint32) error   { return f.step("verify") }
+func (f *fakeSystem) ClearCAFile(string) error                  { return f.step("clearca") }
 
 func (f *fakeSystem) DenyList(context.Context, string) ([]netip.Prefix, error) {
 	return []netip.Prefix{netip.MustParsePrefix("10.1.2.3/32")}, f.step("deny")

@@ -9,6 +9,9 @@
 //
 //	gate               run the gate, configured by the environment (env.go)
 //	gate -healthcheck  exit 0 if the gate on GATE_ADDR is ready, 1 otherwise
+//	gate -firewall     install and verify the firewall for GATE_UID, then exit
+//	                   (Kubernetes' netsetup init container; the gate sidecar
+//	                   then runs with GATE_FIREWALL=preinstalled)
 //	gate version       print the version
 //
 // main stays small: the startup order is in startup.go, the config loop in
@@ -17,6 +20,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -46,6 +50,8 @@ func realMain(args []string, getenv func(string) string, stdout, stderr io.Write
 		return runGate(getenv, stderr)
 	case len(args) == 1 && (args[0] == "-healthcheck" || args[0] == "--healthcheck"):
 		return healthcheck(context.Background(), getenv, stderr)
+	case len(args) == 1 && (args[0] == "-firewall" || args[0] == "--firewall"):
+		return firewallOnly(getenv, installFirewall, stderr)
 	default:
 		return versioncmd.Run("gate", version, about, args, stdout, stderr)
 	}
@@ -71,5 +77,24 @@ func runGate(getenv func(string) string, stderr io.Writer) int {
 		log.Error("gate failed", "err", err)
 		return 1
 	}
+	return 0
+}
+
+// firewallOnly is `gate -firewall`: the first step of C-FW-1 alone, for an
+// init step that holds NET_ADMIN (and nothing else) so that the long-running
+// gate holds no capability at all. It exits 0 only once the rules are
+// installed and verified.
+func firewallOnly(getenv func(string) string, install func(uid uint32) error, stderr io.Writer) int {
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	uid, err := parseID(getenv("GATE_UID"))
+	if err != nil {
+		log.Error("gate -firewall: invalid environment", "err", fmt.Errorf("GATE_UID: %w", err))
+		return 1
+	}
+	if err := install(uid); err != nil {
+		log.Error("gate -firewall failed", "err", err)
+		return 1
+	}
+	log.Info("firewall installed and verified", "gate_uid", uid)
 	return 0
 }

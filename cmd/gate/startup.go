@@ -31,6 +31,14 @@ type system interface {
 	// DropPrivileges sets the groups to none, then the gid, then the uid, and
 	// verifies that root cannot be regained.
 	DropPrivileges(uid, gid uint32) error
+	// VerifyUnprivileged checks, without changing anything, what
+	// DropPrivileges verifies: the process runs as uid:gid with no
+	// supplementary group and no capability (GATE_FIREWALL=preinstalled).
+	VerifyUnprivileged(uid, gid uint32) error
+	// ClearCAFile creates the CA file's directory if needed and removes a CA
+	// file an earlier run left, as the gate's own uid (the directory is one
+	// the gate may write: Kubernetes' emptyDir).
+	ClearCAFile(caFile string) error
 	// DenyList returns the addresses the proxy never dials: the control
 	// plane host's and the gate's own interfaces', as single-address
 	// prefixes.
@@ -77,14 +85,8 @@ type deps struct {
 // the proxy and the config loop. It returns nil after a clean shutdown. The
 // firewall rules stay when it returns: a dead gate fails closed.
 func serve(ctx context.Context, s settings, d deps) (err error) {
-	if err := d.sys.InstallFirewall(s.UID); err != nil {
-		return fmt.Errorf("firewall: %w", err)
-	}
-	if err := d.sys.PrepareCADir(s.CAFile, s.UID, s.GID); err != nil {
-		return fmt.Errorf("GATE_CA_FILE directory: %w", err)
-	}
-	if err := d.sys.DropPrivileges(s.UID, s.GID); err != nil {
-		return fmt.Errorf("drop privileges: %w", err)
+	if err := secure(s, d.sys); err != nil {
+		return err
 	}
 	deny, err := d.sys.DenyList(ctx, s.ControlPlane.Hostname())
 	if err != nil {
@@ -111,6 +113,32 @@ func serve(ctx context.Context, s settings, d deps) (err error) {
 		return fmt.Errorf("listen on GATE_ADDR %s: %w", s.Addr, err)
 	}
 	return run(ctx, s, d, p, ln, tally)
+}
+
+// secure runs the privileged steps of C-FW-1: the firewall, the CA
+// directory and the privilege drop. With GATE_FIREWALL=preinstalled an
+// init step did the firewall; the gate then only checks that it holds no
+// privilege and clears the CA file an earlier run of it left.
+func secure(s settings, sys system) error {
+	if s.FirewallPreinstalled {
+		if err := sys.VerifyUnprivileged(s.UID, s.GID); err != nil {
+			return fmt.Errorf("GATE_FIREWALL=preinstalled: %w", err)
+		}
+		if err := sys.ClearCAFile(s.CAFile); err != nil {
+			return fmt.Errorf("GATE_CA_FILE: %w", err)
+		}
+		return nil
+	}
+	if err := sys.InstallFirewall(s.UID); err != nil {
+		return fmt.Errorf("firewall: %w", err)
+	}
+	if err := sys.PrepareCADir(s.CAFile, s.UID, s.GID); err != nil {
+		return fmt.Errorf("GATE_CA_FILE directory: %w", err)
+	}
+	if err := sys.DropPrivileges(s.UID, s.GID); err != nil {
+		return fmt.Errorf("drop privileges: %w", err)
+	}
+	return nil
 }
 
 // run serves the proxy on ln, keeps its config fresh and reports the

@@ -28,6 +28,8 @@ type gateRun struct {
 	ready chan struct{}
 	err   chan error
 	stop  context.CancelFunc
+	// settings are what serve gets; configure may change them.
+	settings settings
 }
 
 func startGate(t *testing.T, failStep string, configure func(g *gateRun, d *deps)) *gateRun {
@@ -40,7 +42,7 @@ func startGate(t *testing.T, failStep string, configure func(g *gateRun, d *deps
 	}
 	u, err := url.Parse("http://executor:8080")
 	require.NoError(t, err)
-	s := settings{
+	g.settings = settings{
 		ControlPlane: u, Token: testToken, SessionID: testSID, UID: 64250, GID: 64250,
 		FetchInterval: time.Hour, CAFile: filepath.Join(t.TempDir(), "ca.pem"),
 	}
@@ -71,7 +73,7 @@ func startGate(t *testing.T, failStep string, configure func(g *gateRun, d *deps
 	ctx, cancel := context.WithCancel(context.Background())
 	g.stop = cancel
 	t.Cleanup(cancel)
-	go func() { g.err <- serve(ctx, s, d) }()
+	go func() { g.err <- serve(ctx, g.settings, d) }()
 	return g
 }
 
@@ -137,6 +139,31 @@ func TestStartupFailsClosed(t *testing.T) {
 			}
 			require.Equal(t, want, g.rec.list())
 		})
+	}
+}
+
+// TestStartupPreinstalledFirewall: with GATE_FIREWALL=preinstalled the gate
+// neither installs a firewall nor drops privileges; it verifies that it has
+// none before anything else, and a failed check fails closed.
+func TestStartupPreinstalledFirewall(t *testing.T) {
+	t.Parallel()
+	preinstalled := func(g *gateRun, _ *deps) { g.settings.FirewallPreinstalled = true }
+	g := startGate(t, "", preinstalled)
+	select {
+	case <-g.ready:
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "never ready", "calls: %v", g.rec.list())
+	}
+	g.stop()
+	require.NoError(t, g.wait(t))
+	require.Equal(t, []string{"verify", "clearca", "deny", "tracer", "proxy", "listen"}, g.rec.list()[:6])
+	require.NotContains(t, g.rec.list(), "firewall")
+	require.NotContains(t, g.rec.list(), "drop")
+
+	for i, step := range []string{"verify", "clearca"} {
+		failed := startGate(t, step, preinstalled)
+		require.ErrorIs(t, failed.wait(t), errInjected)
+		require.Equal(t, []string{"verify", "clearca"}[:i+1], failed.rec.list(), "nothing after a failed %s", step)
 	}
 }
 

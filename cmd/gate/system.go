@@ -56,6 +56,18 @@ func (osSystem) PrepareCADir(caFile string, uid, gid uint32) error {
 
 func (osSystem) DropPrivileges(uid, gid uint32) error { return dropPrivileges(uid, gid) }
 
+func (osSystem) VerifyUnprivileged(uid, gid uint32) error { return verifyDropped(uid, gid) }
+
+func (osSystem) ClearCAFile(caFile string) error {
+	if err := os.MkdirAll(filepath.Dir(caFile), 0o755); err != nil {
+		return fmt.Errorf("create its directory: %w", err)
+	}
+	if err := os.Remove(caFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove the previous run's CA file: %w", err)
+	}
+	return nil
+}
+
 // DenyList resolves the control plane's host (an IP literal is taken as is)
 // and lists the gate's interface addresses; each becomes a single-address
 // prefix. A failed resolution is a startup failure: a deny list without the

@@ -16,21 +16,29 @@ import (
 	"github.com/sandgate/sandgate/core/session"
 )
 
-// startControlPlane opens a SQLite token store with a random key and serves
-// the gate endpoints (config, and the verdict report, counted nowhere) on
-// the network's gateway, where gates reach the host.
+// startControlPlane serves the control plane on the network's gateway,
+// where gates reach the host.
 func (e *Env) startControlPlane(t *testing.T) {
+	t.Helper()
+	e.Store, e.ControlplaneURL = ServeControlPlane(t, e.Gateway.String(), e.tmp)
+}
+
+// ServeControlPlane opens a SQLite token store (in dir) with a random key and
+// serves the gate endpoints (config, and the verdict report, counted
+// nowhere) on host, a port picked by the kernel, for the test's duration. It
+// returns the store and the control plane's base URL. Backends' tests
+// (Docker here, Kubernetes' conformance test) share it.
+func ServeControlPlane(t *testing.T, host, dir string) (*tokenstore.Store, string) {
 	t.Helper()
 	key := make([]byte, session.KeyLen)
 	_, err := rand.Read(key)
 	require.NoError(t, err)
-	store, err := tokenstore.OpenSQLite(context.Background(), filepath.Join(e.tmp, "store.db"), key)
+	store, err := tokenstore.OpenSQLite(context.Background(), filepath.Join(dir, "store.db"), key)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
-	e.Store = store
 
-	ln, err := net.Listen("tcp", net.JoinHostPort(e.Gateway.String(), "0"))
-	require.NoError(t, err, "listen on the test network's gateway %s", e.Gateway)
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	require.NoError(t, err, "listen on %s, where gates reach the host", host)
 	report, err := httpapi.NewGateReportHandler(store, nil, nil)
 	require.NoError(t, err)
 	mux := http.NewServeMux()
@@ -41,7 +49,7 @@ func (e *Env) startControlPlane(t *testing.T) {
 	srv.Listener = ln
 	srv.Start()
 	t.Cleanup(srv.Close)
-	e.ControlplaneURL = srv.URL
+	return store, srv.URL
 }
 
 // Register stores the session's record (policy and credentials) where the
