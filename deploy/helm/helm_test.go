@@ -205,7 +205,7 @@ func TestLint(t *testing.T) {
 	}
 }
 
-func TestRBACIsExactlyPodsAndExec(t *testing.T) {
+func TestRBACIsExactlyPodsExecAndLog(t *testing.T) {
 	for _, tc := range []struct {
 		files     []string
 		sandboxNS string
@@ -230,8 +230,9 @@ func TestRBACIsExactlyPodsAndExec(t *testing.T) {
 		assert.Equal(t, tc.sandboxNS, str(role, "metadata", "namespace"))
 		assert.Equal(t, []any{
 			map[string]any{"apiGroups": []any{""}, "resources": []any{"pods"},
-				"verbs": []any{"create", "get", "list", "watch", "delete"}},
+				"verbs": []any{"create", "get", "list", "watch", "patch", "delete"}},
 			map[string]any{"apiGroups": []any{""}, "resources": []any{"pods/exec"}, "verbs": []any{"create"}},
+			map[string]any{"apiGroups": []any{""}, "resources": []any{"pods/log"}, "verbs": []any{"get"}},
 		}, get(role, "rules"))
 		assert.Equal(t, tc.sandboxNS, str(binding, "metadata", "namespace"))
 		assert.Equal(t, map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role.name()},

@@ -131,7 +131,6 @@ func TestLoadInvalid(t *testing.T) {
 		{"a name", map[string]string{"SANDGATE_LISTEN": "example.internal:7070"}, nil, "SANDGATE_API_TOKEN: required"},
 		{"short token", map[string]string{"SANDGATE_API_TOKEN": "short-secret"}, nil, "SANDGATE_API_TOKEN: must be at least 16"},
 		{"token with space", map[string]string{"SANDGATE_API_TOKEN": "a-long-token with-space"}, nil, "SANDGATE_API_TOKEN: must not contain"},
-		{"kubernetes gates", map[string]string{"SANDGATE_BACKEND": "kubernetes", "SANDGATE_CONTROLPLANE_URL": "http://10.0.0.1:7071"}, nil, "SANDGATE_CONTROLPLANE_URL: gates are not supported on the kubernetes backend"},
 		{"k8s namespace", map[string]string{"SANDGATE_BACKEND": "kubernetes", "SANDGATE_K8S_NAMESPACE": " "}, nil, "SANDGATE_K8S_NAMESPACE: must name"},
 		{"netsetup image", nil, []string{"--backend=kubernetes", "--k8s-netsetup-image="}, "SANDGATE_K8S_NETSETUP_IMAGE: must name"},
 		{"backend", nil, []string{"--backend=podman"}, "SANDGATE_BACKEND: must be docker"},
@@ -184,6 +183,12 @@ func TestLoadKubernetes(t *testing.T) {
 	require.Equal(t, "sandboxes", c.K8sNamespace)
 	require.Equal(t, DefaultNetsetupImage, c.NetsetupImage)
 	require.Empty(t, c.GateImage, "no control plane: no gates")
+
+	env["SANDGATE_CONTROLPLANE_URL"] = "http://sandgate.sandgate.svc:7071"
+	c, err = Load(nil, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, io.Discard)
+	require.NoError(t, err, "gates run on kubernetes as native sidecars")
+	require.Equal(t, "http://sandgate.sandgate.svc:7071", c.ControlplaneURL)
+	require.NotEmpty(t, c.GateImage)
 }
 
 func TestLoadHelp(t *testing.T) {

@@ -136,16 +136,12 @@ func checkBackend(b string) error {
 	return fmt.Errorf("SANDGATE_BACKEND: must be docker or kubernetes")
 }
 
-// checkKubernetes checks the kubernetes backend's settings. Gates are not
-// supported there yet, so a configured control plane is refused rather than
-// quietly running sessions ungated; the namespace and placement are checked
-// again, with the API server's rules, when the provider is built.
+// checkKubernetes checks the kubernetes backend's settings; the namespace
+// and placement are checked again, with the API server's rules, when the
+// provider is built.
 func (c *Config) checkKubernetes() error {
 	if c.Backend != BackendKubernetes {
 		return nil
-	}
-	if c.GateImage != "" {
-		return fmt.Errorf("SANDGATE_CONTROLPLANE_URL: gates are not supported on the kubernetes backend yet; leave it unset (limited sessions then run with no network)")
 	}
 	if strings.TrimSpace(c.K8sNamespace) == "" {
 		return fmt.Errorf("SANDGATE_K8S_NAMESPACE: must name a namespace, such as %s", DefaultK8sNamespace)
