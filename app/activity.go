@@ -71,7 +71,7 @@ func (u *use) due(now time.Time, debounce time.Duration) bool {
 	return true
 }
 
-// written records that the store holds activity at (a provision's record).
+// stored records that the store holds activity at (a provision's record).
 func (a *activity) stored(sid domain.ID, at time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

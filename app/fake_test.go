@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"maps"
 	"path"
@@ -32,6 +33,8 @@ type fakeProvider struct {
 	provisionErr error
 	gate         chan struct{}
 	entered      chan domain.ID
+	// failWrites fails every WriteFiles of every sandbox while set.
+	failWrites atomic.Bool
 }
 
 var _ ports.Provider = (*fakeProvider)(nil)
@@ -61,7 +64,7 @@ func (p *fakeProvider) Provision(_ context.Context, spec sandbox.Spec) (ports.Sa
 	}
 	b := p.boxes[spec.SessionID]
 	if b == nil {
-		b = &fakeSandbox{id: "ctr-" + string(spec.SessionID), files: map[string][]byte{}}
+		b = &fakeSandbox{id: "ctr-" + string(spec.SessionID), files: map[string][]byte{}, failWrites: &p.failWrites}
 		p.boxes[spec.SessionID] = b
 	}
 	b.running = true
@@ -136,9 +139,11 @@ type fakeSandbox struct {
 	id      string
 	running bool
 	gone    atomic.Bool // reaped: every call answers ErrNotFound
-	mu      sync.Mutex
-	files   map[string][]byte
-	execs   []sandbox.ExecRequest
+	// failWrites is the provider's fault switch (nil: never).
+	failWrites *atomic.Bool
+	mu         sync.Mutex
+	files      map[string][]byte
+	execs      []sandbox.ExecRequest
 }
 
 func (b *fakeSandbox) ID() string { return b.id }
@@ -199,6 +204,9 @@ func (b *fakeSandbox) WriteFileStream(_ context.Context, path string, src io.Rea
 }
 
 func (b *fakeSandbox) WriteFiles(ctx context.Context, files []sandbox.FileWrite) error {
+	if b.failWrites != nil && b.failWrites.Load() {
+		return errors.New("fake: write failed")
+	}
 	for _, f := range files {
 		if err := b.WriteFile(ctx, f.Path, slices.Clone(f.Data)); err != nil {
 			return err

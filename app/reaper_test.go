@@ -306,3 +306,29 @@ func TestReaperStartStop(t *testing.T) {
 	require.NoError(t, r.reaper.Stop(context.Background()))
 	require.Equal(t, []string{string(sid) + " idle checkpointed"}, outcomes(r.observed()))
 }
+
+// TestFailedRestoreKeepsCheckpoint: a restore that fails (a write error)
+// fails the provision; the retried provision must restore the checkpoint,
+// not take it for the stale one of a running sandbox and delete it.
+func TestFailedRestoreKeepsCheckpoint(t *testing.T) {
+	t.Parallel()
+	r := newReapEnv(t, 1<<20)
+	ctx := context.Background()
+	sid := r.provision(t, map[string]string{"/workspace/k": "kept"})
+	require.NoError(t, r.svc.Delete(ctx, sid, true))
+
+	r.prov.failWrites.Store(true)
+	_, err := r.svc.Provision(ctx, sid, executor.SessionRequest{})
+	require.ErrorContains(t, err, "restore the checkpoint")
+	_, err = r.svc.Exec(ctx, sid, sandbox.ExecRequest{Command: "true"})
+	require.ErrorIs(t, err, sandbox.ErrNotFound, "the half-restored sandbox is not left running")
+	_, err = r.store.GetSession(ctx, sid)
+	require.ErrorIs(t, err, session.ErrNotFound, "the provision's record is undone")
+
+	r.prov.failWrites.Store(false)
+	_, err = r.svc.Provision(ctx, sid, executor.SessionRequest{})
+	require.NoError(t, err)
+	require.Equal(t, "kept", string(r.prov.boxes[sid].files["/workspace/k"]), "the retry restores the workdir")
+	_, _, err = r.cp.Get(ctx, sid)
+	require.ErrorIs(t, err, executor.ErrCheckpointNotFound, "and only then deletes the checkpoint")
+}

@@ -29,8 +29,8 @@ const (
 // port (batched writes, or a stream for a large file); directories, links
 // and permissions through scripts (executor.RestoreScripts). Hard links,
 // devices and FIFOs are skipped and counted in the log. A failure fails the
-// provision and keeps the checkpoint: a retried provision adopts the
-// sandbox and restores again (writes overwrite).
+// provision and keeps the checkpoint; Provision reaps the half-restored
+// sandbox (undoRestore), so a retried provision restores into a fresh one.
 func (s *Service) restoreCheckpoint(ctx context.Context, sid domain.ID, sb ports.Sandbox, workdir string) error {
 	rc, size, err := s.checkpoints.Get(ctx, sid)
 	if errors.Is(err, executor.ErrCheckpointNotFound) {

@@ -83,9 +83,10 @@ func New(provider ports.Provider, store ports.TokenStore, d executor.Defaults, o
 
 // Provision builds the session's Spec (executor.BuildSpec), stores its record
 // — before the provider runs, because the gate fetches it as it starts — and
-// provisions. Provisions and deletes of one session are serialised (locks.go:
-// across executors when the store can). A failed provision puts the previous record back (or removes the
-// new one), so a refused re-provision (ErrSpecMismatch) changes nothing.
+// provisions. Provisions and deletes of one session are serialised
+// (locks.go: across executors when the store can). A failed provision puts
+// the previous record back (or removes the new one), so a refused
+// re-provision (ErrSpecMismatch) changes nothing.
 func (s *Service) Provision(ctx context.Context, sid domain.ID, req executor.SessionRequest) (ports.SessionInfo, error) {
 	spec, rec, err := executor.BuildSpec(sid, req, s.defaults)
 	if err != nil {
@@ -116,13 +117,13 @@ func (s *Service) Provision(ctx context.Context, sid domain.ID, req executor.Ses
 	if err != nil {
 		return ports.SessionInfo{}, errors.Join(err, s.restore(ctx, sid, prev, hadPrev))
 	}
-	s.handles.put(sid, sb)
-	s.activity.stored(sid, rec.LastActive)
 	if restore {
 		if err := s.restoreCheckpoint(ctx, sid, sb, spec.Workdir); err != nil {
-			return ports.SessionInfo{}, err
+			return ports.SessionInfo{}, errors.Join(err, s.undoRestore(ctx, sid, prev, hadPrev))
 		}
 	}
+	s.handles.put(sid, sb)
+	s.activity.stored(sid, rec.LastActive)
 	return ports.SessionInfo{
 		ID: sid, SandboxID: sb.ID(), Image: spec.Image, Workdir: spec.Workdir,
 		Networking: networking(rec), Gated: spec.Gate != nil, State: ports.StateRunning,
@@ -141,6 +142,24 @@ func (s *Service) previous(ctx context.Context, sid domain.ID) (session.Session,
 		return session.Session{}, false, nil
 	}
 	return session.Session{}, false, fmt.Errorf("provision %s: read the session: %w", sid, err)
+}
+
+// undoRestore undoes a provision whose checkpoint could not be restored:
+// the sandbox it created (none ran before, or there would be no restore)
+// is reaped and the record put back. Left running, the half-restored
+// sandbox would make the kept checkpoint look stale to the retried
+// provision (checkpointToRestore), which would delete it.
+func (s *Service) undoRestore(ctx context.Context, sid domain.ID, prev session.Session, hadPrev bool) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
+	defer cancel()
+	var err error
+	if rerr := s.store.Revoke(rctx, sid); rerr != nil {
+		err = fmt.Errorf("provision %s: revoke the gate token: %w", sid, rerr)
+	} else if rerr := s.provider.Reap(rctx, sid); rerr != nil {
+		err = fmt.Errorf("provision %s: reap the half-restored sandbox: %w", sid, rerr)
+	}
+	s.handles.drop(sid, nil)
+	return errors.Join(err, s.restore(ctx, sid, prev, hadPrev))
 }
 
 // restore undoes Provision's PutSession after the provider failed.

@@ -123,8 +123,8 @@ func (k *k8sEnv) removeLeftovers(ctx context.Context) {
 		metav1.ListOptions{LabelSelector: benchLabel})
 }
 
-// rawExec is the baseline: one remotecommand exec (SPDY, what a plain
-// client-go program uses), with nothing of ours around it.
+// rawExec is the baseline: one remotecommand exec over WebSocket (the
+// protocol the adapter tries first), with nothing of ours around it.
 func (k *k8sEnv) rawExec(ctx context.Context, stdin io.Reader, argv ...string) error {
 	req := k.cli.CoreV1().RESTClient().Post().Resource("pods").Namespace("default").Name(k.sb.ID()).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{Container: "sandbox", Command: argv, Stdin: stdin != nil, Stdout: true, Stderr: true},

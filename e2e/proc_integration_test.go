@@ -105,7 +105,11 @@ func (w *world) start(t *testing.T, name string, settings map[string]string) *pr
 	env := append(os.Environ(),
 		"SANDGATE_LISTEN=127.0.0.1:0", "SANDGATE_API_TOKEN="+procToken, "SANDGATE_SECRET_KEY="+w.key,
 		"SANDGATE_DOCKER_LABELS="+strings.Join(labels, ","), "SANDGATE_GATE_IMAGE=", "SANDGATE_SHUTDOWN_TIMEOUT=5s",
-		"SANDGATE_CHECKPOINT_DIR="+t.TempDir())
+		"SANDGATE_CHECKPOINT_DIR="+t.TempDir(),
+		// The default database is ./.sandgate/sandgate.db, relative to the
+		// package directory: every test would share one, and leave it in
+		// the tree. settings may name another (the last value wins).
+		"SANDGATE_DATABASE_URL=sqlite://"+filepath.Join(t.TempDir(), "sandgate.db"))
 	for k, v := range settings {
 		env = append(env, k+"="+v)
 	}

@@ -29,6 +29,7 @@ type composeFile struct {
 	Networks map[string]struct {
 		Name string `yaml:"name"`
 	} `yaml:"networks"`
+	Volumes map[string]any `yaml:"volumes"`
 }
 
 // interpolation is compose's ${VAR}, ${VAR:-default} and ${VAR:?error}.
@@ -98,6 +99,15 @@ func TestComposeFile(t *testing.T) {
 	cfg, err := config.Load(nil, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, io.Discard)
 	require.NoError(t, err, "the executor's environment is a valid configuration")
 	require.Equal(t, builds["gate"], cfg.GateImage, "the executor starts the gate image the file builds")
+	// Checkpoints live on a named volume: in the container's own layer they
+	// would be lost whenever compose recreates it.
+	var onVolume bool
+	for _, v := range ex.Volumes {
+		src, dst, _ := strings.Cut(v, ":")
+		_, named := f.Volumes[src]
+		onVolume = onVolume || (named && dst == cfg.CheckpointDir)
+	}
+	require.True(t, onVolume, "SANDGATE_CHECKPOINT_DIR %s is a named volume of the executor", cfg.CheckpointDir)
 
 	// Gates join the network the executor names, and reach the control
 	// plane and the collector by service names on it.

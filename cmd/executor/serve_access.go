@@ -69,7 +69,7 @@ func accessLog(next http.Handler, mp metric.MeterProvider, log *slog.Logger) (ht
 			if route == "" {
 				route = "unmatched"
 			}
-			sid := r.PathValue("id")
+			sid := clip(r.PathValue("id")) // unvalidated yet: the client's string
 			if sid != "" {
 				trace.SpanFromContext(r.Context()).SetAttributes(telemetry.SessionIDKey.String(sid))
 			}

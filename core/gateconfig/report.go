@@ -69,9 +69,6 @@ func Reason(r string) string {
 	return ReasonOther
 }
 
-// Reasons returns the known reasons.
-func Reasons() []string { return slices.Clone(reasons) }
-
 // Report is the body of a verdict report.
 type Report struct {
 	Verdicts []VerdictCount `json:"verdicts"`

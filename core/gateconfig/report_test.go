@@ -10,7 +10,7 @@ import (
 
 func TestReasonFoldsUnknown(t *testing.T) {
 	t.Parallel()
-	for _, r := range Reasons() {
+	for _, r := range reasons {
 		require.Equal(t, r, Reason(r))
 	}
 	for _, r := range []string{"", "allowed_hosts:api.example.com", "x", strings.Repeat("a", 10000)} {
