@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8s "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/sandgate/sandgate/adapters/kubernetes"
@@ -52,24 +53,7 @@ WORKDIR /workspace
 // SANDGATE_TEST_KUBECONFIG names. Without one it skips with the reason,
 // except under CI=true, where that is a failure.
 func TestConformance(t *testing.T) {
-	kubeconfig := os.Getenv(envKubeconfig)
-	if kubeconfig == "" {
-		unavailable(t, "%s is not set (make k8s-up writes one)", envKubeconfig)
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	require.NoError(t, err)
-	cfg.QPS, cfg.Burst = 100, 200 // the suite's rows run in parallel
-	cli, err := k8s.NewForConfig(cfg)
-	require.NoError(t, err)
-	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := cli.CoreV1().Namespaces().Get(c, namespace, metav1.GetOptions{}); err != nil {
-		unavailable(t, "cluster at %s does not answer: %v", kubeconfig, err)
-	}
-	base := os.Getenv("SANDGATE_TEST_IMAGE")
-	if base == "" {
-		base = "debian:bookworm"
-	}
+	cfg, cli, base := connect(t)
 	buildImage(t, nonRootImage, nonRootDockerfile, base)
 	for _, img := range []string{base, nonRootImage, netsetupImage} {
 		importImage(t, img)
@@ -103,6 +87,32 @@ func TestConformance(t *testing.T) {
 		Parallelism: 4,
 		Gated:       gatedHarness(t, cfg, cli, base),
 	})
+}
+
+// connect returns the test cluster's client (rate limits raised: rows run
+// in parallel) and the base image of the sandboxes, imported into the
+// cluster. Without a cluster it skips, or fails under CI=true.
+func connect(t *testing.T) (*rest.Config, k8s.Interface, string) {
+	t.Helper()
+	kubeconfig := os.Getenv(envKubeconfig)
+	if kubeconfig == "" {
+		unavailable(t, "%s is not set (make k8s-up writes one)", envKubeconfig)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	require.NoError(t, err)
+	cfg.QPS, cfg.Burst = 100, 200
+	cli, err := k8s.NewForConfig(cfg)
+	require.NoError(t, err)
+	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := cli.CoreV1().Namespaces().Get(c, namespace, metav1.GetOptions{}); err != nil {
+		unavailable(t, "cluster at %s does not answer: %v", kubeconfig, err)
+	}
+	base := os.Getenv("SANDGATE_TEST_IMAGE")
+	if base == "" {
+		base = "debian:bookworm"
+	}
+	return cfg, cli, base
 }
 
 // unavailable skips, or fails under CI=true: CI never goes green by skipping.

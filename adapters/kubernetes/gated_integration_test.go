@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 
+	"github.com/sandgate/sandgate/adapters/tokenstore"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
@@ -45,31 +46,54 @@ const (
 	gateUIDImage   = "sandgate-porttest/gateuid:1"
 )
 
+// gatedWorld is what gated sandboxes on the test cluster need: the gate
+// image (imported), a control plane on the pod bridge's host address, and
+// an origin pod serving body.
+type gatedWorld struct {
+	gateImage string
+	store     *tokenstore.Store
+	url       string // the control plane's base URL
+	originIP  string
+	body      string
+}
+
+func newGatedWorld(t *testing.T, cli k8s.Interface) *gatedWorld {
+	t.Helper()
+	w := &gatedWorld{gateImage: os.Getenv(gatetest.GateImageEnv), body: "sandgate-origin-" + randomHex(t)}
+	if w.gateImage == "" {
+		w.gateImage = gatetest.BaseGateImage
+	}
+	importImage(t, w.gateImage)
+	w.store, w.url = gatetest.ServeControlPlane(t, bridgeAddr(t), t.TempDir())
+	w.originIP = startOrigin(t, cli, w.body)
+	return w
+}
+
+// gate registers sid with networking and returns the GateSpec of its pod.
+func (w *gatedWorld) gate(t *testing.T, sid domain.ID, networking domain.Networking) *sandbox.GateSpec {
+	t.Helper()
+	c, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, w.store.PutSession(c, session.Session{ID: sid, Networking: networking}))
+	return &sandbox.GateSpec{Image: w.gateImage, ControlplaneURL: w.url, TokenMinter: w.store}
+}
+
+// origin is the origin's "ip:port".
+func (w *gatedWorld) origin() string { return net.JoinHostPort(w.originIP, fmt.Sprint(originPort)) }
+
 // gatedHarness builds the world of the gated rows (CONTRACT §9, B-1, B-2,
 // B-8) on the cluster.
 func gatedHarness(t *testing.T, cfg *rest.Config, cli k8s.Interface, base string) *porttest.GatedHarness {
 	t.Helper()
-	gateImage := os.Getenv(gatetest.GateImageEnv)
-	if gateImage == "" {
-		gateImage = gatetest.BaseGateImage
-	}
 	buildImage(t, gateUIDImage, "ARG BASE\nFROM ${BASE}\nUSER 64250\n", base)
-	for _, img := range []string{gateImage, gateUIDImage} {
-		importImage(t, img)
-	}
-	store, url := gatetest.ServeControlPlane(t, bridgeAddr(t), t.TempDir())
-	body := "sandgate-origin-" + randomHex(t)
-	origin := startOrigin(t, cli, body)
+	importImage(t, gateUIDImage)
+	w := newGatedWorld(t, cli)
 	return &porttest.GatedHarness{
 		Gate: func(rt *testing.T, sid domain.ID) *sandbox.GateSpec {
-			c, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			require.NoError(rt, store.PutSession(c, session.Session{ID: sid,
-				Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{origin}}}))
-			return &sandbox.GateSpec{Image: gateImage, ControlplaneURL: url, TokenMinter: store}
+			return w.gate(rt, sid, domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{w.originIP}})
 		},
-		Origin:       net.JoinHostPort(origin, fmt.Sprint(originPort)),
-		OriginBody:   body,
+		Origin:       w.origin(),
+		OriginBody:   w.body,
 		GateUIDImage: gateUIDImage,
 		StopGate: func(ctx context.Context, sid domain.ID) error {
 			return stopGate(ctx, cfg, cli, sandbox.PodName(sid.String()))

@@ -77,6 +77,11 @@ func (e *Env) ProvisionWith(t *testing.T, gateImage string, networking domain.Ne
 
 func (e *Env) upload(ctx context.Context, t *testing.T, sb ports.Sandbox, dst, src string) {
 	t.Helper()
+	uploadFile(ctx, t, sb, dst, src)
+}
+
+func uploadFile(ctx context.Context, t *testing.T, sb ports.Sandbox, dst, src string) {
+	t.Helper()
 	f, err := os.Open(src)
 	require.NoError(t, err)
 	defer func() { _ = f.Close() }()
@@ -89,17 +94,31 @@ func (e *Env) upload(ctx context.Context, t *testing.T, sb ports.Sandbox, dst, s
 // for bash) and returns what it did.
 func (e *Env) Probe(t *testing.T, sb ports.Sandbox, args ...string) sandbox.ExecResult {
 	t.Helper()
-	quoted := make([]string, 0, len(args)+1)
-	quoted = append(quoted, ProbeInSandbox)
-	for _, a := range args {
-		quoted = append(quoted, ShellQuote(a))
-	}
-	return e.Exec(t, sb, strings.Join(quoted, " "))
+	return RunProbe(t, sb, args...)
 }
 
 // Exec runs a bash command in the sandbox, bounded, and fails the test
 // only on a transport error: exit codes are the rows' to assert.
 func (e *Env) Exec(t *testing.T, sb ports.Sandbox, command string) sandbox.ExecResult {
+	t.Helper()
+	return Exec(t, sb, command)
+}
+
+// RunProbe runs the probe uploaded to ProbeInSandbox (UploadProbe) with
+// args, each single-quoted for bash; any backend's sandbox.
+func RunProbe(t *testing.T, sb ports.Sandbox, args ...string) sandbox.ExecResult {
+	t.Helper()
+	quoted := make([]string, 0, len(args)+1)
+	quoted = append(quoted, ProbeInSandbox)
+	for _, a := range args {
+		quoted = append(quoted, ShellQuote(a))
+	}
+	return Exec(t, sb, strings.Join(quoted, " "))
+}
+
+// Exec runs a bash command in any backend's sandbox, bounded, and fails the
+// test only on a transport error.
+func Exec(t *testing.T, sb ports.Sandbox, command string) sandbox.ExecResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), probeTimeout+10*time.Second)
 	defer cancel()
@@ -107,6 +126,17 @@ func (e *Env) Exec(t *testing.T, sb ports.Sandbox, command string) sandbox.ExecR
 	require.NoError(t, err, "exec %q", command)
 	require.False(t, res.TimedOut, "exec %q timed out", command)
 	return res
+}
+
+// UploadProbe builds the probe (static) and uploads it to ProbeInSandbox in
+// sb, executable.
+func UploadProbe(t *testing.T, sb ports.Sandbox) {
+	t.Helper()
+	ctx, cancel := ctxFor(t)
+	defer cancel()
+	uploadFile(ctx, t, sb, ProbeInSandbox, buildProbe(t, t.TempDir()))
+	res := Exec(t, sb, "chmod 755 "+ProbeInSandbox)
+	require.Equal(t, 0, res.ExitCode, "chmod the probe: %s", res.Stderr)
 }
 
 // ShellQuote single-quotes s for bash.
