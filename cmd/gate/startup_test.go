@@ -77,6 +77,19 @@ func startGate(t *testing.T, failStep string, configure func(g *gateRun, d *deps
 	return g
 }
 
+// readyThenStop waits until the gate is ready, stops it and requires a
+// clean return.
+func (g *gateRun) readyThenStop(t *testing.T) {
+	t.Helper()
+	select {
+	case <-g.ready:
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "never ready", "calls: %v", g.rec.list())
+	}
+	g.stop()
+	require.NoError(t, g.wait(t))
+}
+
 func (g *gateRun) wait(t *testing.T) error {
 	t.Helper()
 	select {
@@ -91,13 +104,7 @@ func (g *gateRun) wait(t *testing.T) error {
 func TestStartupOrder(t *testing.T) {
 	t.Parallel()
 	g := startGate(t, "", nil)
-	select {
-	case <-g.ready:
-	case <-time.After(10 * time.Second):
-		require.FailNow(t, "never ready", "calls: %v", g.rec.list())
-	}
-	g.stop()
-	require.NoError(t, g.wait(t))
+	g.readyThenStop(t)
 	calls := g.rec.list()
 	// serve runs on its own goroutine, so it may come before or after the
 	// first fetch's setconfig; everything else is strictly ordered.
@@ -149,13 +156,7 @@ func TestStartupPreinstalledFirewall(t *testing.T) {
 	t.Parallel()
 	preinstalled := func(g *gateRun, _ *deps) { g.settings.FirewallPreinstalled = true }
 	g := startGate(t, "", preinstalled)
-	select {
-	case <-g.ready:
-	case <-time.After(10 * time.Second):
-		require.FailNow(t, "never ready", "calls: %v", g.rec.list())
-	}
-	g.stop()
-	require.NoError(t, g.wait(t))
+	g.readyThenStop(t)
 	require.Equal(t, []string{"verify", "clearca", "deny", "tracer", "proxy", "listen"}, g.rec.list()[:6])
 	require.NotContains(t, g.rec.list(), "firewall")
 	require.NotContains(t, g.rec.list(), "drop")
