@@ -26,12 +26,15 @@ func dropPrivileges(uid, gid uint32) error {
 	if err := syscall.Setuid(int(uid)); err != nil {
 		return fmt.Errorf("setuid(%d): %w", uid, err)
 	}
-	return verifyDropped(uid, gid)
+	return verifyDropped(uid, gid, false)
 }
 
 // verifyDropped checks the process's ids, groups and capabilities, and that
-// setuid(0) and setgid(0) now fail.
-func verifyDropped(uid, gid uint32) error {
+// setuid(0) and setgid(0) now fail. ownGroup admits gid itself as a
+// supplementary group: a container runtime that starts the process as
+// uid:gid lists the primary group there too (containerd does), and it
+// grants nothing the gid does not.
+func verifyDropped(uid, gid uint32, ownGroup bool) error {
 	if u, eu := syscall.Getuid(), syscall.Geteuid(); u != int(uid) || eu != int(uid) {
 		return fmt.Errorf("uid %d, euid %d after setuid(%d)", u, eu, uid)
 	}
@@ -42,8 +45,10 @@ func verifyDropped(uid, gid uint32) error {
 	if err != nil {
 		return fmt.Errorf("getgroups: %w", err)
 	}
-	if len(groups) > 0 {
-		return fmt.Errorf("supplementary groups %v remain", groups)
+	for _, g := range groups {
+		if !ownGroup || g != int(gid) {
+			return fmt.Errorf("supplementary groups %v remain", groups)
+		}
 	}
 	if err := syscall.Setuid(0); err == nil {
 		return errors.New("setuid(0) still succeeds")

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +20,14 @@ import (
 const dropHelperEnv = "SANDGATE_TEST_DROP_PRIVILEGES"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(dropHelperEnv) == "own-group" {
+		// What a runtime does when it starts a process as uid:gid: the
+		// primary group is listed as a supplementary one too.
+		err := errors.Join(syscall.Setgroups([]int{64251}), syscall.Setgid(64251), syscall.Setuid(64250))
+		fmt.Printf("start: %v\nown group admitted: %v\nown group refused: %v\n", err,
+			verifyDropped(64250, 64251, true), verifyDropped(64250, 64251, false))
+		os.Exit(0)
+	}
 	if os.Getenv(dropHelperEnv) != "" {
 		err := dropPrivileges(64250, 64251)
 		fmt.Printf("result: %v uid=%d gid=%d\n", err, os.Getuid(), os.Getgid())
@@ -47,7 +57,26 @@ func TestDropPrivileges(t *testing.T) {
 func TestVerifyDroppedAsIs(t *testing.T) {
 	t.Parallel()
 	// The test process keeps its ids: verification must notice.
-	require.Error(t, verifyDropped(64250, 64250))
+	require.Error(t, verifyDropped(64250, 64250, false))
+	require.Error(t, verifyDropped(64250, 64250, true))
+}
+
+// TestVerifyUnprivilegedOwnGroup: a process started as uid:gid (with gid
+// among its groups, as containerd does) passes VerifyUnprivileged, and
+// only that group is admitted.
+func TestVerifyUnprivilegedOwnGroup(t *testing.T) {
+	t.Parallel()
+	if os.Getuid() != 0 {
+		failOrSkipWithoutRoot(t)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0])
+	cmd.Env = append(os.Environ(), dropHelperEnv+"=own-group")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "start: <nil>\nown group admitted: <nil>\n")
+	require.Contains(t, string(out), "own group refused: supplementary groups [64251] remain")
 }
 
 func TestNoCapabilities(t *testing.T) {

@@ -56,7 +56,7 @@ func (osSystem) PrepareCADir(caFile string, uid, gid uint32) error {
 
 func (osSystem) DropPrivileges(uid, gid uint32) error { return dropPrivileges(uid, gid) }
 
-func (osSystem) VerifyUnprivileged(uid, gid uint32) error { return verifyDropped(uid, gid) }
+func (osSystem) VerifyUnprivileged(uid, gid uint32) error { return verifyDropped(uid, gid, true) }
 
 func (osSystem) ClearCAFile(caFile string) error {
 	if err := os.MkdirAll(filepath.Dir(caFile), 0o755); err != nil {
