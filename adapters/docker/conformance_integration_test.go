@@ -88,7 +88,6 @@ func TestConformance(t *testing.T) {
 			ClampsCPU:         true,
 			ExportsStopped:    true,
 			StopsSandboxes:    true,
-			PullsImages:       true,
 			RunsInit:          true,
 		},
 		WithRevoker: newProvider,

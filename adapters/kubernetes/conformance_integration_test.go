@@ -76,9 +76,9 @@ func TestConformance(t *testing.T) {
 		Image:        base,
 		NonRootImage: nonRootImage,
 		NonRootUID:   nonRootUID,
-		// Kubernetes cannot stop and keep a pod, does not pull at provision
-		// (the kubelet does, and there is no registry here), has no pids
-		// limit per container and does not clamp CPU (docs/DIVERGENCES.md).
+		// Kubernetes cannot stop and keep a pod, has no init, no pids limit
+		// per container and does not clamp CPU (docs/DIVERGENCES.md): the
+		// suite runs the counterparts of those rows instead.
 		Caps:        porttest.Capabilities{},
 		WithRevoker: newProvider,
 		Foreign: func(ctx context.Context, sid domain.ID) (porttest.ForeignHolder, error) {

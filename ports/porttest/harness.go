@@ -11,6 +11,30 @@
 // the port in t.Cleanup. Rows run concurrently, bounded by
 // Harness.Parallelism, because the machines this runs on have two cores and
 // several rows time a deadline.
+//
+// # Rows by capability
+//
+// Some behaviour CONTRACT marks Docker-only. Those rows declare the
+// capability they need (rows_caps.go), and Run schedules them only on a
+// backend whose Harness.Caps has it; where docs/DIVERGENCES.md says what a
+// backend without it does instead, a counterpart row holds that backend to
+// it. Run names every row it did not schedule, and why, in one log line, so
+// a backend's run has no skipped rows for capabilities:
+//
+//	Docker-only row (needs)                          counterpart (runs without)
+//	C-HARD-1/cpu-clamped-to-endpoint (ClampsCPU)     C-HARD-1/cpu-limit-passed-through
+//	C-HARD-2/pids-limit (EnforcesPidsLimit)          C-HARD-2/pids-limit-ignored
+//	C-PROV-9/init-is-pid-1 (RunsInit)                C-PROV-9/keepalive-is-pid-1
+//	C-PROV-6/stopped-sandbox-restarted-with-files    none (StopsSandboxes)
+//	C-ATT-1/stopped-stays-stopped                    none (StopsSandboxes)
+//	C-OWN-1/stopped-member                           none (StopsSandboxes)
+//	C-EXP-1/stopped-sandbox                          none (ExportsStopped)
+//
+// The stopped-sandbox rows have no counterpart: a pod cannot be stopped and
+// kept, so there is no state the port could put it in and observe. An
+// unpullable image (C-PROV-6) is not a capability: Docker's pull and the
+// kubelet's both fail Provision with the registry's error, so that row runs
+// on every backend.
 package porttest
 
 import (
@@ -43,8 +67,9 @@ type Harness struct {
 	NonRootImage string
 	// NonRootUID is NonRootImage's user. Default 1000.
 	NonRootUID int64
-	// Caps says what this backend can express; a row that needs what it
-	// cannot is skipped with the reason (never silently).
+	// Caps says what this backend can express; Run does not schedule a row
+	// that needs what it cannot (nor a counterpart of what it can) and logs
+	// which rows those are and why.
 	Caps Capabilities
 	// NewSessionID mints the rows' session ids. Default domain.NewID("ses").
 	NewSessionID func() domain.ID
@@ -81,9 +106,6 @@ type Capabilities struct {
 	// a pod cannot). With it, Harness.Stop is required and the rows about
 	// stopped sandboxes run (C-ATT-1, C-OWN-1, C-PROV-6, C-EXP-1).
 	StopsSandboxes bool
-	// PullsImages: Provision pulls a missing image itself, so an unpullable
-	// one fails Provision with a clear error (Docker, C-PROV-6).
-	PullsImages bool
 	// RunsInit: PID 1 is an init process that reaps zombies and the
 	// keep-alive is its child (Docker, C-PROV-9).
 	RunsInit bool
@@ -105,20 +127,76 @@ type row struct {
 	run func(t *testing.T, s *suite)
 }
 
-// allRows lists every family's rows in contract order.
-func allRows() []row {
-	var rows []row
+// capRow is a row that applies to some backends only: those with
+// needs.capability (a Docker-only row of CONTRACT) or, when needs.without,
+// those lacking it (a counterpart). The zero need applies everywhere.
+type capRow struct {
+	needs need
+	row
+}
+
+// need is a row's condition on one capability.
+type need struct {
+	capability
+	without bool
+}
+
+// capability is one of Capabilities' fields as data: its name, how to read
+// it and the contract clause that makes it backend-specific.
+type capability struct {
+	name   string
+	has    func(Capabilities) bool
+	clause string
+}
+
+// with and without are a Docker-only row's need and its counterpart's.
+func with(c capability) need    { return need{capability: c} }
+func without(c capability) need { return need{capability: c, without: true} }
+
+// applies reports whether a row with n runs on a backend with caps.
+func (n need) applies(caps Capabilities) bool {
+	return n.has == nil || n.has(caps) != n.without
+}
+
+// reason says why a row with n does not run on this backend.
+func (n need) reason() string {
+	if n.without {
+		return fmt.Sprintf("counterpart for backends without %s, which this one has", n.name)
+	}
+	return fmt.Sprintf("Docker-only per CONTRACT %s; the harness lacks %s", n.clause, n.name)
+}
+
+// allRows lists every family's rows in contract order, then the rows that
+// depend on a capability.
+func allRows() []capRow {
+	var rows []capRow
 	for _, family := range [][]row{
 		valRows(), provRows(), lifeRows(), exportRows(), execRows(), execAdversarialRows(),
 		readRows(), writeRows(), writeFailRows(), streamRows(), bulkRows(), hardRows(), gateRows(),
 	} {
-		rows = append(rows, family...)
+		for _, r := range family {
+			rows = append(rows, capRow{row: r})
+		}
 	}
-	return rows
+	return append(rows, capRows()...)
 }
 
-// Run runs every row against h, one subtest each, Harness.Parallelism at a
-// time. A missing required field fails the run at once.
+// plan returns the rows that apply to a backend with caps and, one line
+// each, the rows that do not and why.
+func plan(rows []capRow, caps Capabilities) (run []row, notApplicable []string) {
+	for _, r := range rows {
+		if r.needs.applies(caps) {
+			run = append(run, r.row)
+		} else {
+			notApplicable = append(notApplicable, r.id+": "+r.needs.reason())
+		}
+	}
+	return run, notApplicable
+}
+
+// Run runs every row that applies to h.Caps against h, one subtest each,
+// Harness.Parallelism at a time, and logs once which rows do not apply and
+// why. A missing required field fails the run at once.
 //
 // The rows do not call t.Parallel: go test's -parallel defaults to
 // GOMAXPROCS, which would hold a two-core machine to two rows although the
@@ -131,9 +209,13 @@ func Run(t *testing.T, h Harness) {
 	if err != nil {
 		t.Fatalf("porttest: %v", err)
 	}
-	rows := allRows()
-	if err := checkRowIDs(rows); err != nil {
+	all := allRows()
+	if err := checkRowIDs(all); err != nil {
 		t.Fatalf("porttest: %v", err)
+	}
+	rows, notApplicable := plan(all, s.h.Caps)
+	if len(notApplicable) > 0 {
+		t.Logf("porttest: %d rows do not apply to this backend:\n\t%s", len(notApplicable), strings.Join(notApplicable, "\n\t"))
 	}
 	queue := make(chan row, len(rows))
 	for _, r := range rows { // the long rows first, so they do not end the run alone
@@ -208,7 +290,7 @@ func newSuite(h Harness) (*suite, error) {
 
 // checkRowIDs refuses duplicate or malformed row ids, so a typo cannot hide a
 // row behind another.
-func checkRowIDs(rows []row) error {
+func checkRowIDs(rows []capRow) error {
 	seen := map[string]bool{}
 	for _, r := range rows {
 		fam, variant, ok := strings.Cut(r.id, "/")
@@ -234,9 +316,11 @@ func RowIDs() []string {
 	return ids
 }
 
-// needCap skips the row when the backend cannot express what it checks,
-// naming the capability; under CI=true the skip is logged as such so that
-// a zero-skip requirement can be checked from the output.
+// needCap skips the row when the harness lacks a piece it needs (the gated
+// rows' GatedHarness and its optional hooks), naming it; under CI=true the
+// skip is logged as such so that a zero-skip requirement can be checked from
+// the output. Backend capabilities are not checked this way: capRow makes
+// them data, and Run does not schedule what does not apply.
 func needCap(t *testing.T, ok bool, name, why string) {
 	t.Helper()
 	if ok {

@@ -35,14 +35,85 @@ func TestRowIDs(t *testing.T) {
 
 func TestCheckRowIDsRefuses(t *testing.T) {
 	t.Parallel()
-	for _, rows := range [][]row{
-		{{id: "C-X-1"}},
-		{{id: "C-X-1/"}},
-		{{id: "X-1/a"}},
-		{{id: "C-X-1/a"}, {id: "C-X-1/a"}},
-	} {
-		require.Error(t, checkRowIDs(rows), "%v", rows[0].id)
+	for _, ids := range [][]string{{"C-X-1"}, {"C-X-1/"}, {"X-1/a"}, {"C-X-1/a", "C-X-1/a"}} {
+		var rows []capRow
+		for _, id := range ids {
+			rows = append(rows, capRow{row: row{id: id}})
+		}
+		require.Error(t, checkRowIDs(rows), "%v", ids)
 	}
+}
+
+// dockerOnly and counterparts are the rows that depend on a capability, by
+// the capability's presence.
+var (
+	dockerOnly = []string{
+		"C-HARD-1/cpu-clamped-to-endpoint", "C-HARD-2/pids-limit", "C-PROV-9/init-is-pid-1",
+		"C-PROV-6/stopped-sandbox-restarted-with-files", "C-ATT-1/stopped-stays-stopped",
+		"C-OWN-1/stopped-member", "C-EXP-1/stopped-sandbox",
+	}
+	counterparts = []string{
+		"C-HARD-1/cpu-limit-passed-through", "C-HARD-2/pids-limit-ignored", "C-PROV-9/keepalive-is-pid-1",
+	}
+)
+
+func TestPlanWithoutCapabilities(t *testing.T) {
+	t.Parallel()
+	run, notApplicable := plan(allRows(), Capabilities{})
+	ids := rowIDs(run)
+	for _, id := range dockerOnly {
+		require.NotContains(t, ids, id, "a Docker-only row is scheduled on a backend without its capability")
+		require.True(t, logged(notApplicable, id, "Docker-only per CONTRACT "), "%s missing from %v", id, notApplicable)
+	}
+	for _, id := range counterparts {
+		require.Contains(t, ids, id, "a counterpart is not scheduled on a backend without the capability")
+	}
+	require.Len(t, notApplicable, len(dockerOnly))
+	require.Len(t, run, len(RowIDs())-len(dockerOnly))
+	require.Contains(t, ids, "C-PROV-6/unpullable-image-is-a-clear-error", "the unpullable-image row runs everywhere")
+}
+
+func TestPlanWithEveryCapability(t *testing.T) {
+	t.Parallel()
+	run, notApplicable := plan(allRows(), Capabilities{EnforcesPidsLimit: true, ClampsCPU: true,
+		ExportsStopped: true, StopsSandboxes: true, RunsInit: true})
+	ids := rowIDs(run)
+	for _, id := range dockerOnly {
+		require.Contains(t, ids, id)
+	}
+	for _, id := range counterparts {
+		require.NotContains(t, ids, id, "a counterpart is scheduled on a backend with the capability")
+		require.True(t, logged(notApplicable, id, "counterpart for backends without "), "%s missing from %v", id, notApplicable)
+	}
+	require.Len(t, notApplicable, len(counterparts))
+}
+
+func TestPlanExportStoppedNeedsBoth(t *testing.T) {
+	t.Parallel()
+	run, _ := plan(allRows(), Capabilities{ExportsStopped: true})
+	require.NotContains(t, rowIDs(run), "C-EXP-1/stopped-sandbox", "without StopsSandboxes there is no stopped sandbox to export")
+	run, _ = plan(allRows(), Capabilities{StopsSandboxes: true})
+	ids := rowIDs(run)
+	require.NotContains(t, ids, "C-EXP-1/stopped-sandbox")
+	require.Contains(t, ids, "C-ATT-1/stopped-stays-stopped")
+}
+
+func rowIDs(rows []row) []string {
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.id
+	}
+	return ids
+}
+
+// logged reports whether lines holds id's line with the reason's prefix.
+func logged(lines []string, id, reason string) bool {
+	for _, l := range lines {
+		if strings.HasPrefix(l, id+": "+reason) {
+			return true
+		}
+	}
+	return false
 }
 
 func TestNewSuiteNamesMissingFields(t *testing.T) {

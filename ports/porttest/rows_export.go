@@ -49,16 +49,6 @@ printf 'deep' > '/workspace/exp/sub/deeper/name with space'`)
 			m := exportMembers(t, s, spec.SessionID, "/workspace")
 			require.Equal(t, "w", m["workspace/w.txt"].data)
 		}},
-		{"C-EXP-1/stopped-sandbox", func(t *testing.T, s *suite) {
-			needCap(t, s.h.Caps.StopsSandboxes, "StopsSandboxes", "no stopped state")
-			needCap(t, s.h.Caps.ExportsStopped, "ExportsStopped", "export needs a running sandbox")
-			spec := s.spec(t)
-			sb := s.provision(t, spec)
-			require.NoError(t, sb.WriteFile(ctx(t), "/workspace/out/result", []byte("done")))
-			s.stop(t, spec.SessionID)
-			m := exportMembers(t, s, spec.SessionID, "/workspace/out")
-			require.Equal(t, "done", m["out/result"].data)
-		}},
 		{"C-EXP-2/missing-root", func(t *testing.T, s *suite) {
 			spec := s.spec(t)
 			s.provision(t, spec)

@@ -32,36 +32,6 @@ func hardRows() []row {
 			quota, period := cpuQuota(t, sb)
 			require.Equal(t, period/2, quota, "500 millis is half a CPU")
 		}},
-		{"C-HARD-1/cpu-clamped-to-endpoint", func(t *testing.T, s *suite) {
-			needCap(t, s.h.Caps.ClampsCPU, "ClampsCPU", "the backend passes CPU limits through")
-			sb := s.provision(t, sandbox.Spec{Hardening: sandbox.Hardening{CPUMillis: 1 << 20}})
-			quota, period := cpuQuota(t, sb)
-			ncpu, err := strconv.ParseInt(strings.TrimSpace(sh(t, sb, "getconf _NPROCESSORS_ONLN")), 10, 64)
-			require.NoError(t, err)
-			require.Positive(t, quota)
-			require.LessOrEqual(t, quota, ncpu*period, "the quota must be clamped to the endpoint's CPUs")
-		}},
-		{"C-HARD-2/pids-limit", func(t *testing.T, s *suite) {
-			needCap(t, s.h.Caps.EnforcesPidsLimit, "EnforcesPidsLimit", "PidsLimit is not expressible here (DIVERGENCES.md)")
-			sb := s.provision(t, sandbox.Spec{Hardening: sandbox.Hardening{PidsLimit: 64}})
-			require.Equal(t, "64\n", sh(t, sb, cgroupFile("pids.max", "pids/pids.max")))
-			out := sh(t, sb, `perl -e '
-my @k;
-for (1..200) {
-	my $p = fork();
-	if (!defined $p) { print scalar(@k), " ", ($!{EAGAIN} ? "EAGAIN" : "$!"), "\n"; last }
-	if ($p == 0) { sleep 60; exit 0 }
-	push @k, $p;
-}
-print scalar(@k), " unbounded\n" if @k == 200;
-kill "KILL", @k; waitpid($_, 0) for @k;'`)
-			f := strings.Fields(out)
-			require.Len(t, f, 2, "fork loop output %q", out)
-			n, err := strconv.Atoi(f[0])
-			require.NoError(t, err)
-			require.Equal(t, "EAGAIN", f[1], "the fork loop must hit the limit")
-			require.Less(t, n, 64)
-		}},
 		{"C-HARD-2/memory-limit", func(t *testing.T, s *suite) {
 			sb := s.provision(t, sandbox.Spec{Hardening: sandbox.Hardening{MemoryBytes: 256 << 20}})
 			require.Equal(t, "268435456\n", sh(t, sb, cgroupFile("memory.max", "memory/memory.limit_in_bytes")))

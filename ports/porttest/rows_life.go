@@ -36,28 +36,9 @@ func lifeRows() []row {
 			require.NoError(t, s.h.Provider.Reap(ctx(t), spec.SessionID))
 			s.requireAbsent(t, spec.SessionID)
 		}},
-		{"C-ATT-1/stopped-stays-stopped", func(t *testing.T, s *suite) {
-			needCap(t, s.h.Caps.StopsSandboxes, "StopsSandboxes", "no stopped state")
-			spec := s.spec(t)
-			s.provision(t, spec)
-			s.stop(t, spec.SessionID)
-			for range 2 { // the second answer proves the first did not start it
-				sb, err := s.h.Provider.Attach(ctx(t), spec.SessionID)
-				requireNotFound(t, err, "attach to a stopped sandbox")
-				requireNoHandle(t, sb, "attach")
-			}
-			require.Contains(t, s.owned(t), spec.SessionID, "a stopped sandbox is still owned")
-		}},
 		{"C-OWN-1/running-member", func(t *testing.T, s *suite) {
 			spec := s.spec(t)
 			s.provision(t, spec)
-			require.Contains(t, s.owned(t), spec.SessionID)
-		}},
-		{"C-OWN-1/stopped-member", func(t *testing.T, s *suite) {
-			needCap(t, s.h.Caps.StopsSandboxes, "StopsSandboxes", "no stopped state")
-			spec := s.spec(t)
-			s.provision(t, spec)
-			s.stop(t, spec.SessionID)
 			require.Contains(t, s.owned(t), spec.SessionID)
 		}},
 		{"C-OWN-1/distinct-ids", func(t *testing.T, s *suite) {
