@@ -101,16 +101,21 @@ func gateRows() []row {
 			require.Equal(t, int32(1), m.persisted.Load())
 		}},
 		{"C-GATE-3/reshape-both-ways", func(t *testing.T, s *suite) {
+			// A rebuilt sandbox is a new one: the marker written in the old
+			// one is gone (a pod keeps its name, so IDs need not differ).
+			const marker = "/tmp/sandgate-reshape-marker"
 			spec, sb := s.gated(t)
+			require.NoError(t, sb.WriteFile(ctx(t), marker, []byte("gated")))
 			rev := &recordingRevoker{}
 			ungated := spec
 			ungated.Gate, ungated.GateTokenRevoker = nil, rev
 			open := s.provision(t, ungated)
-			require.NotEqual(t, sb.ID(), open.ID(), "rebuilt, not adopted")
+			require.NotContains(t, sh(t, open, "cat "+marker+" 2>/dev/null || echo absent"), "gated", "rebuilt, not adopted")
 			require.Equal(t, []domain.ID{spec.SessionID}, rev.ids, "gated→ungated revokes first")
 			require.NotContains(t, sh(t, open, "env"), "HTTP_PROXY=")
+			require.NoError(t, open.WriteFile(ctx(t), marker, []byte("open")))
 			regated := s.provision(t, spec)
-			require.NotEqual(t, open.ID(), regated.ID())
+			require.NotContains(t, sh(t, regated, "cat "+marker+" 2>/dev/null || echo absent"), "open", "rebuilt again")
 			require.Contains(t, sh(t, regated, viaGate(s.h.Gated.Origin)), s.h.Gated.OriginBody)
 		}},
 		{"B-1/session-ca-trusted", func(t *testing.T, s *suite) {
