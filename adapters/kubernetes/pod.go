@@ -238,7 +238,8 @@ func observe(pod *corev1.Pod) sandbox.Observed {
 func owned(pod *corev1.Pod, sid string) bool { return pod.Labels[sandbox.LabelSession] == sid }
 
 // ready reports whether pod is running with its sandbox container (and its
-// gate, when gated: C-PROV-8) ready and not being deleted: what a handle can be used against (C-ATT-1).
+// gate, when gated: C-PROV-8) ready and not being deleted: what a handle
+// can be used against (C-ATT-1).
 func ready(pod *corev1.Pod) bool {
 	if pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning {
 		return false
