@@ -74,6 +74,7 @@ func freePort(t *testing.T) int {
 
 func TestChartServesASession(t *testing.T) {
 	kubeconfig, kubectl := cluster(t)
+	helm := helmBinary(t) // before the image build, so a missing helm fails fast
 	run(t, kubeconfig, "docker", "build", "-q", "--target", "executor", "-t", e2eImage, ".")
 	run(t, kubeconfig, "build/k8s/import-images.sh", e2eImage, "debian:bookworm")
 
@@ -85,7 +86,6 @@ func TestChartServesASession(t *testing.T) {
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
 	token := hex.EncodeToString(secret)
-	helm := helmBinary(t)
 	port := freePort(t)
 	run(t, kubeconfig, kubectl, "create", "namespace", ns)
 	t.Cleanup(func() {
