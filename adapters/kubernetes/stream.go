@@ -50,7 +50,7 @@ func (s *handle) startStream(ctx context.Context, argv []string) *streamExec {
 		stderr: sandbox.NewCapture(64 << 10)}
 	go func() {
 		defer close(st.done)
-		st.code, st.err = s.p.ex.exec(ctx, s.ns, s.name, argv, nil, pw, st.stderr)
+		st.code, st.err = s.exec(ctx, argv, nil, pw, st.stderr)
 		switch {
 		case st.err != nil:
 			pw.CloseWithError(st.err)
