@@ -2,10 +2,11 @@ package kubernetes
 
 // relayScript runs a command (its argv follows) with stdout and stderr
 // relayed through two `cat`s, so that the exec's own pipes are not inherited
-// by the command or anything it leaves running. The reason: the container runtime ends an exec's stream, and
-// reports its exit code, only once every holder of the exec's pipes has
-// closed them, so a background process that keeps stdout open (`sleep 600 &
-// echo hi; exit 3`) would hold a bare exec until it exits. Docker's adapter
+// by the command or anything it leaves running. The reason: the container
+// runtime ends an exec's stream, and reports its exit code, only once every
+// holder of the exec's pipes has closed them, so a background process that
+// keeps stdout open (`sleep 600 & echo hi; exit 3`) would hold a bare exec
+// until it exits. Docker's adapter
 // polls exec inspect instead; Kubernetes has no such call.
 //
 // In order, the relay:
