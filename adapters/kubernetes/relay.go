@@ -6,8 +6,8 @@ package kubernetes
 // runtime ends an exec's stream, and reports its exit code, only once every
 // holder of the exec's pipes has closed them, so a background process that
 // keeps stdout open (`sleep 600 & echo hi; exit 3`) would hold a bare exec
-// until it exits. Docker's adapter
-// polls exec inspect instead; Kubernetes has no such call.
+// until it exits. Docker's adapter polls exec inspect instead; Kubernetes
+// has no such call.
 //
 // In order, the relay:
 //  1. keeps the exec's stdout and stderr on fds 3 and 4, and points its own
