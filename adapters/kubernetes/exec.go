@@ -33,7 +33,7 @@ func (s *handle) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.Exe
 	w.start = time.Now() // before the exec starts, so a watchdog kill never looks early
 	go func() {
 		defer close(w.done)
-		w.code, w.err = s.p.ex.exec(streamCtx, s.ns, s.name, relayArgv(sandbox.ExecArgv(req, s.workdir)), nil, stdout, errSink)
+		w.code, w.err = s.exec(streamCtx, relayArgv(sandbox.ExecArgv(req, s.workdir)), nil, stdout, errSink)
 	}()
 	err := w.run(ctx)
 	cancel()

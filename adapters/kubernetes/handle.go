@@ -2,8 +2,10 @@ package kubernetes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,19 +17,77 @@ import (
 )
 
 // handle is ports.Sandbox for one pod (by name and UID: a newer pod of the
-// same session is a different sandbox).
+// same session is a different sandbox, C-DES-1).
 type handle struct {
 	p       *Provider
 	ns      string
 	name    string
 	uid     types.UID
 	workdir string
+	// guard: the pod's sandbox container carries its UID in envPodUID, so
+	// every exec checks it is still in the handle's pod (podGuard).
+	guard bool
 }
 
 var _ ports.Sandbox = (*handle)(nil)
 
 func (p *Provider) handle(pod *corev1.Pod, workdir string) *handle {
-	return &handle{p: p, ns: pod.Namespace, name: pod.Name, uid: pod.UID, workdir: workdir}
+	return &handle{p: p, ns: pod.Namespace, name: pod.Name, uid: pod.UID, workdir: workdir, guard: hasUIDEnv(pod)}
+}
+
+// envPodUID is the sandbox container's environment variable holding its
+// pod's UID, from the downward API (podUIDEnv). An exec addresses a pod by
+// name only, so without it a handle whose pod was replaced would run its
+// commands in the replacement.
+const envPodUID = "SANDGATE_POD_UID"
+
+// podUIDEnv is the env entry the sandbox container needs for the check; it
+// goes last, after the spec's env, so that it wins over a same-named one.
+var podUIDEnv = corev1.EnvVar{Name: envPodUID, ValueFrom: &corev1.EnvVarSource{
+	FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.uid"}}}
+
+// hasUIDEnv reports whether pod's sandbox container carries podUIDEnv (pods
+// made before it was added do not, and their handles check nothing).
+func hasUIDEnv(pod *corev1.Pod) bool {
+	for _, c := range pod.Spec.Containers {
+		if c.Name != containerSandbox {
+			continue
+		}
+		for _, e := range c.Env {
+			if e.Name == envPodUID && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil &&
+				e.ValueFrom.FieldRef.FieldPath == "metadata.uid" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// exitWrongPod is podGuard's exit status when the exec landed in a pod that
+// is not the handle's. A command can exit with it too, so it only prompts
+// the API check (gone) that decides.
+const exitWrongPod = 89
+
+// podGuard runs its arguments after the first (the handle's UID) only when
+// that UID is the pod's, without envPodUID in their environment; exec keeps
+// the pid, so the relay or script it runs is still the exec's main process.
+var podGuard = `[ "${` + envPodUID + `-}" = "$1" ] || exit ` + strconv.Itoa(exitWrongPod) + `
+unset ` + envPodUID + `
+shift
+exec "$@"`
+
+// exec runs argv in the handle's pod through the provider's execer, under
+// podGuard when the pod carries its UID: an exec that landed in a newer pod
+// of the same name is sandbox.ErrNotFound, and nothing of argv ran there.
+func (s *handle) exec(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	if s.guard {
+		argv = append([]string{"/bin/bash", "-c", podGuard, "sandgate-pod", string(s.uid)}, argv...)
+	}
+	code, err := s.p.ex.exec(ctx, s.ns, s.name, argv, stdin, stdout, stderr)
+	if err == nil && s.guard && code == exitWrongPod && s.gone(ctx) {
+		return 0, fmt.Errorf("kubernetes exec: sandbox pod %s was replaced: %w", s.name, sandbox.ErrNotFound)
+	}
+	return code, err
 }
 
 // ID implements ports.Sandbox: the pod name.
@@ -49,7 +109,7 @@ func (s *handle) run(ctx context.Context, argv []string, stdin io.Reader, out io
 		out = io.Discard
 	}
 	errBuf := sandbox.NewCapture(64 << 10)
-	code, err = s.p.ex.exec(ctx, s.ns, s.name, argv, stdin, out, errBuf)
+	code, err = s.exec(ctx, argv, stdin, out, errBuf)
 	if err != nil {
 		return 0, "", s.execErr(ctx, err)
 	}
@@ -61,6 +121,9 @@ func (s *handle) run(ctx context.Context, argv []string, stdin io.Reader, out io
 func (s *handle) execErr(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("kubernetes exec: %w", ctx.Err())
+	}
+	if errors.Is(err, sandbox.ErrNotFound) {
+		return err // exec's own verdict: the pod was replaced
 	}
 	if s.gone(ctx) {
 		return fmt.Errorf("kubernetes exec: sandbox pod %s is gone: %w", s.name, sandbox.ErrNotFound)

@@ -103,8 +103,12 @@ func (p *Provider) Reap(ctx context.Context, sid domain.ID) error {
 
 // deleteNow deletes exactly this pod — the UID precondition keeps a newer
 // pod of the same name safe — without a grace period: the keep-alive
-// ignores SIGTERM, so a grace period would only be waited out. Gone already,
-// or replaced by a newer pod (409 on the precondition), is success.
+// ignores SIGTERM, so a grace period would only be waited out. Grace 0 is a
+// force delete to the API server: the object goes at once, before the
+// kubelet has confirmed that the containers stopped (it kills them when it
+// notices), so "gone" here is the API object, not the processes
+// (docs/DIVERGENCES.md). Gone already, or replaced by a newer pod (409 on
+// the precondition), is success.
 func (p *Provider) deleteNow(ctx context.Context, pod *corev1.Pod) error {
 	zero := int64(0)
 	uid := pod.UID

@@ -67,9 +67,21 @@ type Provider struct {
 
 var _ ports.Provider = (*Provider)(nil)
 
+// Client-side rate limits New applies when cfg leaves them unset (0):
+// client-go's own defaults (5 QPS, burst 10) throttle an executor whose
+// every exec, file transfer, readiness poll and group probe is an API call —
+// a few busy sessions would queue behind each other in the client. The API
+// server's own priority and fairness still protects it; a cfg that sets
+// QPS or Burst (or a RateLimiter) is used as given.
+const (
+	DefaultQPS   = 50
+	DefaultBurst = 100
+)
+
 // New returns a Provider on the cluster cfg names. It validates opts (the
-// placement above all) and starts nothing.
+// placement above all) and starts nothing. cfg is not modified.
 func New(cfg *rest.Config, opts Options) (*Provider, error) {
+	cfg = withRateLimits(cfg)
 	cli, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
@@ -79,6 +91,19 @@ func New(cfg *rest.Config, opts Options) (*Provider, error) {
 		return nil, err
 	}
 	return newProvider(cli, ex, opts)
+}
+
+// withRateLimits is a copy of cfg with DefaultQPS and DefaultBurst where it
+// has none.
+func withRateLimits(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	if cfg.QPS == 0 {
+		cfg.QPS = DefaultQPS
+	}
+	if cfg.Burst == 0 {
+		cfg.Burst = DefaultBurst
+	}
+	return cfg
 }
 
 // NewFromKubeconfig is New on the kubeconfig file at path (empty: the

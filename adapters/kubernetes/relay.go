@@ -1,21 +1,27 @@
 package kubernetes
 
 // relayScript runs a command (its argv follows) with stdout and stderr
-// relayed through two `cat`s, so that the exec's own pipes are held only by
-// the relay and its cats — never by the command or anything it leaves
-// running. The reason: the container runtime ends an exec's stream, and
-// reports its exit code, only once every holder of the exec's pipes has
-// closed them, so a background process that keeps stdout open (`sleep 600 &
-// echo hi; exit 3`) would hold a bare exec until it exits. Docker's adapter
-// polls exec inspect instead; Kubernetes has no such call.
+// relayed through two `cat`s, so that the exec's own pipes are not inherited
+// by the command or anything it leaves running. The reason: the container
+// runtime ends an exec's stream, and reports its exit code, only once every
+// holder of the exec's pipes has closed them, so a background process that
+// keeps stdout open (`sleep 600 & echo hi; exit 3`) would hold a bare exec
+// until it exits. Docker's adapter polls exec inspect instead; Kubernetes
+// has no such call.
 //
 // In order, the relay:
 //  1. keeps the exec's stdout and stderr on fds 3 and 4, and points its own
 //     fds 1 and 2 at a cat each that copies to them;
 //  2. runs the command with those pipes as its stdout and stderr, without
-//     fds 3 and 4 (so nothing it starts can hold the exec's pipes), and with
+//     fds 3 and 4 (so nothing it starts inherits the exec's pipes), and with
 //     its own stderr on /dev/null meanwhile, so that bash's report of a
-//     child's signal death ("Killed") is not taken for the command's output;
+//     child's signal death ("Killed") is not taken for the command's output.
+//     The command runs as a job under job control (set -m), in a process
+//     group of its own that it leads: the core's deadline wrapper kills and
+//     probes the command by its group, and the exec's main process (this
+//     relay) is the one runc made a group leader, not the wrapper — without
+//     this the wrapper needs setsid in the image, and without setsid the
+//     deadline's kills hit no group (C-EXEC-3);
 //  3. points everything it holds at /dev/null — so that nothing it says
 //     itself, such as bash's report of the jobs it kills next, can reach
 //     the exec's streams — and waits for both cats to see EOF, bounded by
@@ -29,13 +35,23 @@ package kubernetes
 // A command that kills the relay ends the exec at once (exit 137), which the
 // deadline verdict treats as a wrapper killed by a signal: it follows the
 // command's process group from the outside (sandbox.NeedsGroupCheck).
+//
+// Not closed: the command runs as the relay's uid, so it can open
+// /proc/$PPID/fd/3 (the relay's copy of the exec's stdout) and hand it to a
+// straggler that holds the exec open until it exits, as a bare exec would
+// be held. Nothing inside the sandbox can be hidden from the sandbox's own
+// uid; the deadline verdict does not depend on the stream's end
+// (docs/DIVERGENCES.md).
 const relayScript = `exec 3>&1 4>&2
 exec 1> >(exec cat >&3 3>&- 4>&-)
 o=$!
 exec 2> >(exec cat >&4 3>&- 4>&-)
 e=$!
 exec 9>&2 2>/dev/null
-"$@" 2>&9 3>&- 4>&- 9>&-
+set -m
+"$@" 2>&9 3>&- 4>&- 9>&- &
+set +m
+wait "$!"
 rc=$?
 exec >/dev/null 2>&1 3>&- 4>&- 9>&-
 { sleep "$DRAIN"; kill -KILL "$o" "$e"; } </dev/null &

@@ -3,7 +3,10 @@ package kubernetes
 import (
 	"bytes"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -88,4 +91,47 @@ func tail(s string) string {
 		return s[len(s)-100:]
 	}
 	return s
+}
+
+// TestRelayGivesTheWrapperAGroupWithoutSetsid runs the relay around the
+// deadline wrapper with a PATH that has no setsid (as in an image without
+// util-linux): the wrapper must still lead a process group, so that the
+// deadline kills the command and what it started (C-EXEC-3).
+func TestRelayGivesTheWrapperAGroupWithoutSetsid(t *testing.T) {
+	t.Parallel()
+	bin := t.TempDir()
+	for _, tool := range []string{"cat", "sleep"} {
+		p, err := exec.LookPath(tool)
+		require.NoError(t, err)
+		require.NoError(t, os.Symlink(p, filepath.Join(bin, tool)))
+	}
+	cmd := "sleep 8 & echo $!; sleep 8"
+	argv := relayArgv(sandbox.ExecArgv(sandbox.ExecRequest{Command: cmd, Timeout: time.Second}, ""))
+	c := exec.Command(argv[0], argv[1:]...)
+	c.Env = []string{"PATH=" + bin}
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	start := time.Now()
+	err := c.Run()
+	took := time.Since(start)
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stderr %q", errb.String())
+	require.Equal(t, 137, ee.ExitCode(), "the wrapper's group was SIGKILLed; stderr %q", errb.String())
+	require.Less(t, took, 5*time.Second, "the deadline must end the command")
+	require.Contains(t, errb.String(), "exceeded its 1 s deadline")
+	pid, err := strconv.Atoi(strings.TrimSpace(out.String()))
+	require.NoError(t, err, "stdout %q", out.String())
+	require.Eventually(t, func() bool { return !alive(pid) }, 2*time.Second, 20*time.Millisecond,
+		"the command's background sleep (pid %d) must die with its group", pid)
+}
+
+// alive reports whether pid is a live (not zombie) process.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	s = s[strings.LastIndexByte(s, ')')+2:]
+	return s[0] != 'Z' && s[0] != 'X'
 }

@@ -18,10 +18,13 @@ import (
 // throttled by the reader. The exec's outcome closes the pipe: a clean EOF
 // only after the script exited 0 (the "trailer" that verifies the stream),
 // an error otherwise, so a transfer that died mid-way never reads as a
-// shorter whole.
+// shorter whole. The exec's context is detached from the caller's (a stream
+// outlives the call that opened it) and ends only with cancel: the callers
+// tie it to their own context until the first byte (awaitFirst).
 type streamExec struct {
 	r      *bufio.Reader
 	pr     *io.PipeReader
+	ctx    context.Context // the exec's; done only after cancel
 	cancel context.CancelFunc
 	done   chan struct{}
 	code   int
@@ -43,11 +46,11 @@ func (e *errExit) Error() string {
 func (s *handle) startStream(ctx context.Context, argv []string) *streamExec {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	pr, pw := io.Pipe()
-	st := &streamExec{r: bufio.NewReaderSize(pr, 64<<10), pr: pr, cancel: cancel, done: make(chan struct{}),
+	st := &streamExec{r: bufio.NewReaderSize(pr, 64<<10), pr: pr, ctx: ctx, cancel: cancel, done: make(chan struct{}),
 		stderr: sandbox.NewCapture(64 << 10)}
 	go func() {
 		defer close(st.done)
-		st.code, st.err = s.p.ex.exec(ctx, s.ns, s.name, argv, nil, pw, st.stderr)
+		st.code, st.err = s.exec(ctx, argv, nil, pw, st.stderr)
 		switch {
 		case st.err != nil:
 			pw.CloseWithError(st.err)
@@ -58,6 +61,23 @@ func (s *handle) startStream(ctx context.Context, argv []string) *streamExec {
 		}
 	}()
 	return st
+}
+
+// awaitFirst runs first — the wait for the stream's first bytes — while
+// ctx's end cancels the exec: until then nothing else would, and a sandbox
+// that never answers (a FIFO swapped in for the file) would hold the call
+// forever. Past it, the stream is the reader's, ended by Close.
+func (st *streamExec) awaitFirst(ctx context.Context, first func() error) error {
+	stop := context.AfterFunc(ctx, st.cancel)
+	defer stop()
+	return first()
+}
+
+// canceledByUs reports whether the exec's error is only the cancellation
+// of its own context (by Close, or by the caller's context through
+// awaitFirst) rather than something the exec or the transport said.
+func (st *streamExec) canceledByUs() bool {
+	return st.ctx.Err() != nil && errors.Is(st.err, context.Canceled)
 }
 
 // Close stops the exec and waits for it to end.
@@ -78,7 +98,11 @@ func (s *handle) ReadFileStream(ctx context.Context, p string, maxBytes int64) (
 		return nil, 0, err
 	}
 	st := s.startStream(ctx, argv)
-	n, err := sandbox.ParseReadHeader(st.r, maxBytes)
+	var n int64
+	err = st.awaitFirst(ctx, func() (err error) {
+		n, err = sandbox.ParseReadHeader(st.r, maxBytes)
+		return err
+	})
 	if err != nil {
 		_ = st.Close()
 		return nil, 0, s.streamErr(ctx, st, fmt.Sprintf("read %q", p), func(e *errExit) error {
@@ -88,12 +112,17 @@ func (s *handle) ReadFileStream(ctx context.Context, p string, maxBytes int64) (
 	return &fileStream{st: st, left: n, path: p}, n, nil
 }
 
-// streamErr turns a stream that failed before its first useful byte into
-// the sentinel its exit code means (classify), the exec's own error, or err.
+// streamErr turns a stream that failed before its first useful byte (err;
+// st already closed) into the caller's cancellation, the exec's own error,
+// the sentinel its exit code means (classify), or err itself — which wins
+// over the "context canceled" of the exec that closing st stopped (a
+// header above maxBytes is ErrFileTooLarge, not a cancellation).
 func (s *handle) streamErr(ctx context.Context, st *streamExec, op string, classify func(*errExit) error, err error) error {
 	var exit *errExit
 	switch {
-	case st.err != nil:
+	case ctx.Err() != nil:
+		return fmt.Errorf("%s: kubernetes exec: %w", op, ctx.Err())
+	case st.err != nil && !st.canceledByUs():
 		return fmt.Errorf("%s: %w", op, s.execErr(ctx, st.err))
 	case errors.As(err, &exit):
 		return classify(exit)
@@ -172,7 +201,7 @@ func (p *Provider) Export(ctx context.Context, sid domain.ID, root string) (io.R
 	}
 	h := p.handle(pod, "")
 	st := h.startStream(ctx, []string{"/bin/bash", "-c", exportScript, "sandgate-export", path.Dir(root), path.Base(root)})
-	if _, err := st.r.Peek(1); err != nil {
+	if err := st.awaitFirst(ctx, func() error { _, err := st.r.Peek(1); return err }); err != nil {
 		_ = st.Close()
 		return nil, h.streamErr(ctx, st, fmt.Sprintf("export %s %q", sid, root), func(e *errExit) error {
 			if e.code == sandbox.ExitFileNotExist {

@@ -28,8 +28,11 @@ KUBELET_HEALTHZ_PORT=${K8S_LITE_KUBELET_HEALTHZ_PORT:-10248}
 # (exec/attach/logs) through the Hostname address, i.e. over loopback.
 NODE_NAME=localhost
 
-# Pod network: an isolated Linux bridge with no address on the host side, no
-# gateway, no NAT and no default route in the pods (pods only see each other).
+# Pod network: a Linux bridge with a host address (the CNI bridge's isGateway:
+# POD_CIDR's first, 10.244.0.1 by default), which is also the pods' default
+# route, and no NAT. Two FORWARD rules (up.sh) accept bridge-to-bridge
+# traffic and drop everything else leaving the bridge, so pods reach each
+# other and the host's own addresses, nothing beyond the host.
 CNI_BRIDGE=${K8S_LITE_CNI_BRIDGE:-k8slite0}
 POD_CIDR=${K8S_LITE_POD_CIDR:-10.244.0.0/24}
 SERVICE_CIDR=${K8S_LITE_SERVICE_CIDR:-10.96.0.0/24}

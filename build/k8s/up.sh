@@ -22,7 +22,13 @@ log() { printf '[k8s-lite %6.1fs] %s\n' "$(( ($(date +%s%N) - T0) / 1000000 ))e-
 die() { log "ERROR: $*"; exit 1; }
 [ "$(id -u)" = 0 ] || die "must run as root"
 export PATH=/usr/local/go/bin:$PATH
-mkdir -p "$RUN"
+# $RUN holds the cluster's private keys and its admin kubeconfig: it is made
+# with umask 077 and kept root's alone, and one that root does not own (a
+# /tmp path another user made first, or a symlink) is refused, not used.
+[ ! -L "$RUN" ] || die "$RUN is a symlink; refusing it (remove it or set K8S_LITE_RUN)"
+(umask 077 && mkdir -p "$RUN")
+[ "$(stat -c %u "$RUN")" = 0 ] || die "$RUN is not owned by root; refusing it (remove it or set K8S_LITE_RUN)"
+chmod 700 "$RUN"
 exec 9>"$RUN/.lock"; flock 9   # one up.sh/down.sh at a time
 export K8S_LITE_LOCKED=1
 
@@ -142,6 +148,9 @@ if [ "$(cat "$CACHE/images/hash" 2>/dev/null)" != "$img_hash" ]; then
 fi
 
 # ---------------------------------------------------------------- pki
+# Keys and kubeconfigs are written with umask 077 (only root reads them); the
+# daemons started below get the usual 022 back.
+umask 077
 P=$RUN/pki
 mkdir -p "$P"
 if [ ! -s "$P/kubelet-server.crt" ]; then
@@ -178,6 +187,7 @@ extendedKeyUsage=clientAuth"
 fi
 b64() { base64 -w0 "$1"; }
 kubeconfig() { # name user
+  install -m 600 /dev/null "$RUN/$1.kubeconfig" # also when an older run left it readable
   cat > "$RUN/$1.kubeconfig" <<EOF
 apiVersion: v1
 kind: Config
@@ -201,6 +211,7 @@ kubeconfig admin kubernetes-admin
 kubeconfig controller-manager system:kube-controller-manager
 kubeconfig scheduler system:kube-scheduler
 kubeconfig kubelet "system:node:$NODE_NAME"
+umask 022
 
 # ---------------------------------------------------------------- process helpers
 close_inherited_fds() {

@@ -74,13 +74,18 @@ func freePort(t *testing.T) int {
 
 func TestChartServesASession(t *testing.T) {
 	kubeconfig, kubectl := cluster(t)
+	helm := helmBinary(t) // before the image build, so a missing helm fails fast
 	run(t, kubeconfig, "docker", "build", "-q", "--target", "executor", "-t", e2eImage, ".")
 	run(t, kubeconfig, "build/k8s/import-images.sh", e2eImage, "debian:bookworm")
 
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
 	ns := "sandgate-e2e-" + hex.EncodeToString(suffix)
-	token := "e2e-" + hex.EncodeToString(append(suffix, suffix...)) + "-token"
+	// The API token is secret material of its own, not derived from the
+	// (public) namespace name.
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	token := hex.EncodeToString(secret)
 	port := freePort(t)
 	run(t, kubeconfig, kubectl, "create", "namespace", ns)
 	t.Cleanup(func() {
@@ -90,7 +95,7 @@ func TestChartServesASession(t *testing.T) {
 	})
 	run(t, kubeconfig, kubectl, "-n", ns, "create", "secret", "generic", "e2e-api", "--from-literal=token="+token)
 
-	run(t, kubeconfig, os.Getenv("SANDGATE_HELM"), "install", "e2e", "deploy/helm/sandgate", "--namespace", ns,
+	run(t, kubeconfig, helm, "install", "e2e", "deploy/helm/sandgate", "--namespace", ns,
 		"--wait", "--timeout", "3m",
 		"--set", "image.repository=sandgate/executor", "--set", "image.tag=dev", "--set", "image.pullPolicy=Never",
 		"--set", "api.existingSecret=e2e-api",
@@ -99,7 +104,7 @@ func TestChartServesASession(t *testing.T) {
 		"--set", "kubernetesAPI.host=127.0.0.1", "--set", "kubernetesAPI.port=16443",
 		"--set", "resources.requests.cpu=50m")
 	t.Cleanup(func() {
-		_ = exec.Command(os.Getenv("SANDGATE_HELM"), "--kubeconfig", kubeconfig, "uninstall", "e2e", "-n", ns).Run()
+		_ = exec.Command(helm, "--kubeconfig", kubeconfig, "uninstall", "e2e", "-n", ns).Run()
 	})
 
 	c, err := httpapi.NewClient(fmt.Sprintf("http://127.0.0.1:%d", port), token, nil)

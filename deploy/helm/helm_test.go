@@ -231,7 +231,9 @@ func TestRBACIsExactlyPodsExecAndLog(t *testing.T) {
 		assert.Equal(t, []any{
 			map[string]any{"apiGroups": []any{""}, "resources": []any{"pods"},
 				"verbs": []any{"create", "get", "list", "watch", "patch", "delete"}},
-			map[string]any{"apiGroups": []any{""}, "resources": []any{"pods/exec"}, "verbs": []any{"create"}},
+			// get: the WebSocket exec is a GET; without it every exec falls back
+			// to SPDY after a 403.
+			map[string]any{"apiGroups": []any{""}, "resources": []any{"pods/exec"}, "verbs": []any{"get", "create"}},
 			map[string]any{"apiGroups": []any{""}, "resources": []any{"pods/log"}, "verbs": []any{"get"}},
 		}, get(role, "rules"))
 		assert.Equal(t, tc.sandboxNS, str(binding, "metadata", "namespace"))
@@ -312,7 +314,7 @@ func TestDefaultValues(t *testing.T) {
 		"SANDGATE_IMAGE":            "debian:bookworm",
 		"SANDGATE_GATE_IMAGE":       "", // gates off: the executor refuses credentials instead
 		"SANDGATE_SHUTDOWN_TIMEOUT": "15s",
-		"SANDGATE_K8S_NAMESPACE":    "field:metadata.namespace", // the namespace the Role covers
+		"SANDGATE_K8S_NAMESPACE":    namespace, // sandbox.namespace unset: the release's, where the Role is
 		"SANDGATE_CHECKPOINT_DIR":   "/var/lib/sandgate/checkpoints",
 	}, e)
 	tok := m["Secret/sg-sandgate-api-token"]
@@ -348,6 +350,8 @@ func TestHardenedValues(t *testing.T) {
 		"SANDBOX_CAP_DROP":                "ALL",
 		"SANDBOX_READONLY_ROOTFS":         "true",
 		"SANDBOX_RUN_AS_USER":             "1000",
+		// The sandbox namespace, where the Role is — not the release's.
+		"SANDGATE_K8S_NAMESPACE": "sandboxes",
 	} {
 		assert.Equal(t, v, e[k], k)
 	}
