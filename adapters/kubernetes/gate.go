@@ -105,7 +105,7 @@ func gatePod(pod *corev1.Pod, spec sandbox.Spec, token string) {
 	for k, v := range sandbox.GateSandboxEnv() {
 		env[k] = v
 	}
-	sb.Env = envVars(env)
+	sb.Env = append(envVars(env), podUIDEnv)
 	caMounts := []corev1.VolumeMount{
 		{Name: volSandboxCA, MountPath: sandbox.SandboxCADir},
 		{Name: volGateCA, MountPath: gateCAMount, ReadOnly: true},

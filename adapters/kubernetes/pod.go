@@ -119,7 +119,7 @@ func sandboxContainer(spec sandbox.Spec) corev1.Container {
 		Command:         escapeAll(argv[:1]),
 		Args:            escapeAll(argv[1:]),
 		WorkingDir:      spec.Workdir,
-		Env:             envVars(spec.Env),
+		Env:             append(envVars(spec.Env), podUIDEnv),
 		SecurityContext: &corev1.SecurityContext{},
 	}
 	sc := c.SecurityContext

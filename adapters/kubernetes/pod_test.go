@@ -55,7 +55,8 @@ func TestPodShape(t *testing.T) {
 	argv := sandbox.KeepAliveArgv("/srv/$(HOME) dir")
 	require.Equal(t, []string{argv[0]}, c.Command)
 	require.Equal(t, "$$(HOME)", c.Args[len(c.Args)-1][len("mkdir -p '/srv/"):][:8])
-	require.Equal(t, []corev1.EnvVar{{Name: "A", Value: "plain"}, {Name: "B", Value: "$$(PATH) $$lit $$$$"}}, c.Env)
+	require.Equal(t, []corev1.EnvVar{{Name: "A", Value: "plain"}, {Name: "B", Value: "$$(PATH) $$lit $$$$"}, podUIDEnv}, c.Env,
+		"the pod UID last, so it wins over a same-named env (the handle checks it)")
 	require.Equal(t, "/srv/$(HOME) dir", pod.Annotations[annotationWorkdir])
 
 	sc := c.SecurityContext
