@@ -38,12 +38,7 @@ func TestMain(m *testing.M) {
 
 func TestDropPrivileges(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0])
-	cmd.Env = append(os.Environ(), dropHelperEnv+"=1")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	out := runDropHelper(t, "1")
 	if os.Getuid() != 0 {
 		// Without root the first step is refused, and nothing changes.
 		require.Contains(t, string(out), "result: setgroups(none): operation not permitted")
@@ -69,14 +64,22 @@ func TestVerifyUnprivilegedOwnGroup(t *testing.T) {
 	if os.Getuid() != 0 {
 		failOrSkipWithoutRoot(t)
 	}
+	out := runDropHelper(t, "own-group")
+	require.Contains(t, string(out), "start: <nil>\nown group admitted: <nil>\n")
+	require.Contains(t, string(out), "own group refused: supplementary groups [64251] remain")
+}
+
+// runDropHelper re-executes the test binary in mode (TestMain) and returns
+// its output.
+func runDropHelper(t *testing.T, mode string) []byte {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0])
-	cmd.Env = append(os.Environ(), dropHelperEnv+"=own-group")
+	cmd.Env = append(os.Environ(), dropHelperEnv+"="+mode)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	require.Contains(t, string(out), "start: <nil>\nown group admitted: <nil>\n")
-	require.Contains(t, string(out), "own group refused: supplementary groups [64251] remain")
+	return out
 }
 
 func TestNoCapabilities(t *testing.T) {
