@@ -76,7 +76,7 @@ func TestChartServesASession(t *testing.T) {
 	kubeconfig, kubectl := cluster(t)
 	helm := helmBinary(t) // before the image build, so a missing helm fails fast
 	run(t, kubeconfig, "docker", "build", "-q", "--target", "executor", "-t", e2eImage, ".")
-	run(t, kubeconfig, "build/k8s/import-images.sh", e2eImage, "debian:bookworm")
+	run(t, kubeconfig, "build/k8s/import-images.sh", e2eImage, "debian:bookworm", gateImage)
 
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
@@ -86,7 +86,11 @@ func TestChartServesASession(t *testing.T) {
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
 	token := hex.EncodeToString(secret)
-	port := freePort(t)
+	port, gatePort := freePort(t), freePort(t)
+	for gatePort == port {
+		gatePort = freePort(t)
+	}
+	bridge := bridgeAddr(t)
 	run(t, kubeconfig, kubectl, "create", "namespace", ns)
 	t.Cleanup(func() {
 		// Deleting the namespace removes the release's objects and any
@@ -102,7 +106,12 @@ func TestChartServesASession(t *testing.T) {
 		"--set", fmt.Sprintf("api.port=%d", port),
 		"--set", "hostNetwork=true",
 		"--set", "kubernetesAPI.host=127.0.0.1", "--set", "kubernetesAPI.port=16443",
-		"--set", "resources.requests.cpu=50m")
+		"--set", "resources.requests.cpu=50m",
+		// Gates on: sandbox pods reach the executor's gate port on the
+		// host through the pod bridge's host address.
+		"--set", "gate.enabled=true", "--set", "gate.image="+gateImage,
+		"--set", fmt.Sprintf("gate.port=%d", gatePort),
+		"--set", fmt.Sprintf("gate.controlplaneURL=http://%s", net.JoinHostPort(bridge, fmt.Sprint(gatePort))))
 	t.Cleanup(func() {
 		_ = exec.Command(helm, "--kubeconfig", kubeconfig, "uninstall", "e2e", "-n", ns).Run()
 	})
@@ -120,4 +129,45 @@ func TestChartServesASession(t *testing.T) {
 	require.Equal(t, 0, res.ExitCode)
 	require.Equal(t, "hello from the cluster\n", res.Stdout)
 	require.NoError(t, c.Delete(ctx, sid, false))
+
+	// A limited session is gated: its pod's gate sidecar fetched its config
+	// from the in-cluster executor (it is ready only then), and the sandbox
+	// reaches the gate's proxy, which refuses a host the policy does not
+	// admit without dialling it.
+	gated := domain.NewID("ses")
+	_, err = c.Provision(ctx, gated, executor.SessionRequest{
+		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"api.example.com"}}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Delete(context.WithoutCancel(ctx), gated, false) })
+	res, err = c.Exec(ctx, gated, sandbox.ExecRequest{Timeout: time.Minute, Command: `echo "$HTTPS_PROXY"; ` +
+		`exec 3<>/dev/tcp/127.0.0.1/15080 && printf 'GET http://denied.example/ HTTP/1.1\r\nHost: denied.example\r\nConnection: close\r\n\r\n' >&3 && timeout 20 head -1 <&3`})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode, "%+v", res)
+	require.Contains(t, res.Stdout, sandbox.GateProxyURL+"\n")
+	require.Contains(t, res.Stdout, "HTTP/1.1 403", "the gate answered with its policy")
+	require.NoError(t, c.Delete(ctx, gated, false))
+}
+
+// gateImage is what `make gate-image` builds (and make k8s-up imports).
+const gateImage = "sandgate/gate:dev"
+
+// bridgeAddr is the pod bridge's host address (build/k8s: k8slite0, or
+// SANDGATE_TEST_K8S_BRIDGE): where sandbox pods reach the host.
+func bridgeAddr(t *testing.T) string {
+	t.Helper()
+	name := os.Getenv("SANDGATE_TEST_K8S_BRIDGE")
+	if name == "" {
+		name = "k8slite0"
+	}
+	ifc, err := net.InterfaceByName(name)
+	require.NoError(t, err, "the pod bridge %s", name)
+	addrs, err := ifc.Addrs()
+	require.NoError(t, err)
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil {
+			return n.IP.String()
+		}
+	}
+	require.FailNow(t, "the pod bridge has no IPv4 address", "%s: %v", name, addrs)
+	return ""
 }
