@@ -28,11 +28,12 @@ KUBELET_HEALTHZ_PORT=${K8S_LITE_KUBELET_HEALTHZ_PORT:-10248}
 # (exec/attach/logs) through the Hostname address, i.e. over loopback.
 NODE_NAME=localhost
 
-# Pod network: a Linux bridge with a host address (the CNI bridge's isGateway:
-# POD_CIDR's first, 10.244.0.1 by default), which is also the pods' default
-# route, and no NAT. Two FORWARD rules (up.sh) accept bridge-to-bridge
-# traffic and drop everything else leaving the bridge, so pods reach each
-# other and the host's own addresses, nothing beyond the host.
+# Pod network: a Linux bridge with a host address (POD_CIDR's first, 10.244.0.1
+# by default; up.sh creates both before the first pod, so tests can listen
+# there), which is also the pods' default route, and no NAT. Two FORWARD
+# rules (up.sh) accept bridge-to-bridge traffic and drop everything else
+# leaving the bridge, so pods reach each other and the host's own addresses,
+# nothing beyond the host.
 CNI_BRIDGE=${K8S_LITE_CNI_BRIDGE:-k8slite0}
 POD_CIDR=${K8S_LITE_POD_CIDR:-10.244.0.0/24}
 SERVICE_CIDR=${K8S_LITE_SERVICE_CIDR:-10.96.0.0/24}

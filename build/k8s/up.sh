@@ -71,12 +71,32 @@ allow_bridge_forward() {
   done < <(bridge_forward_rules)
 }
 
+# The pod bridge with its host address, created here rather than by the CNI
+# plugin at the first pod (which finds and keeps it): tests and the executor
+# listen on that address for the gates of sandbox pods (the control plane)
+# before any pod exists. The address is the subnet's first, the gateway the
+# host-local IPAM hands pods. Idempotent, so it also runs when already up.
+bridge_gateway() { # first host address of $POD_CIDR (an IPv4 network)
+  local IFS=.
+  # shellcheck disable=SC2086 # split the address on dots
+  set -- ${POD_CIDR%/*}
+  echo "$1.$2.$3.$(($4 + 1))/${POD_CIDR#*/}"
+}
+ensure_bridge() {
+  local gw
+  gw=$(bridge_gateway)
+  ip link show "$CNI_BRIDGE" >/dev/null 2>&1 || ip link add "$CNI_BRIDGE" type bridge
+  ip -4 addr show dev "$CNI_BRIDGE" | grep -qF " $gw " || ip addr add "$gw" dev "$CNI_BRIDGE"
+  ip link set "$CNI_BRIDGE" up
+}
+
 # ---------------------------------------------------------------- already up?
 all_alive=1 any_alive=0
 for c in $COMPONENTS; do if pid_alive "$c"; then any_alive=1; else all_alive=0; fi; done
 cluster_up() { [ "$all_alive" = 1 ] && [ -s "$KUBECONFIG_ADMIN" ] && curl_api /readyz >/dev/null 2>&1 && node_ready; }
 if [ "${1:-}" = --check ]; then cluster_up; exit; fi   # 0: up, 1: not (or half) up; starts nothing
 allow_bridge_forward
+ensure_bridge
 if cluster_up; then
   log "already running"
   echo "$KUBECONFIG_ADMIN"
