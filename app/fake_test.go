@@ -35,6 +35,8 @@ type fakeProvider struct {
 	entered      chan domain.ID
 	// failWrites fails every WriteFiles of every sandbox while set.
 	failWrites atomic.Bool
+	// exportErr, when set, is what every Export answers.
+	exportErr atomic.Pointer[error]
 }
 
 var _ ports.Provider = (*fakeProvider)(nil)
@@ -106,6 +108,9 @@ func (p *fakeProvider) Reap(_ context.Context, sid domain.ID) error {
 // Export returns a real tar of the sandbox's files under root, members
 // under path.Base(root), directories implied by the paths included.
 func (p *fakeProvider) Export(_ context.Context, sid domain.ID, root string) (io.ReadCloser, error) {
+	if err := p.exportErr.Load(); err != nil {
+		return nil, *err
+	}
 	p.mu.Lock()
 	b := p.boxes[sid]
 	p.mu.Unlock()

@@ -31,9 +31,10 @@ type ReapResult struct {
 // reapLocked checkpoints the workdir (when checkpoint is set), revokes the
 // gate token and reaps the sandbox; the caller holds the session's lock and
 // its activity claim. A failed checkpoint fails the reap when strict (an
-// explicit delete keeps the data rather than lose it); otherwise the reap
-// goes ahead without one and any older checkpoint is deleted, so a later
-// provision never restores a stale workdir. An orphan keeps whatever record
+// explicit delete keeps the data rather than lose it) or when the failure
+// may pass (executor.ReapWithoutCheckpoint: the next round tries again);
+// otherwise the reap goes ahead without one and any older checkpoint is
+// deleted, so a later provision never restores a stale workdir. An orphan keeps whatever record
 // may appear meanwhile; any other reap removes the session's record.
 func (s *Service) reapLocked(ctx context.Context, sid domain.ID, reason executor.ReapReason, workdir string, checkpoint, strict bool) ReapResult {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reapTimeout)
@@ -48,6 +49,9 @@ func (s *Service) reapLocked(ctx context.Context, sid domain.ID, reason executor
 		}
 		if strict {
 			return s.failed(res, err)
+		}
+		if !executor.ReapWithoutCheckpoint(err) {
+			return s.failed(res, fmt.Errorf("%w (the sandbox is kept; the next round tries again)", err))
 		}
 		res.Err = err
 		if derr := s.checkpoints.Delete(ctx, sid); derr != nil {

@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"errors"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -217,6 +218,36 @@ func TestReapCheckpointTooLarge(t *testing.T) {
 	require.Equal(t, []string{
 		string(sid) + " explicit failed", string(sid) + " idle reaped_without_checkpoint",
 	}, outcomes(r.observed()))
+}
+
+// TestReapKeepsSandboxOnTransientCheckpointFailure: an export that fails for
+// a reason that may pass keeps the sandbox and the older checkpoint; the
+// next round checkpoints and reaps.
+func TestReapKeepsSandboxOnTransientCheckpointFailure(t *testing.T) {
+	t.Parallel()
+	r := newReapEnv(t, 1<<20)
+	ctx := context.Background()
+	sid := r.provision(t, map[string]string{"/workspace/k": "kept"})
+	_, err := r.cp.Put(ctx, sid, bytes.NewReader([]byte("an older checkpoint")))
+	require.NoError(t, err)
+	transient := errors.New("engine did not answer")
+	r.prov.exportErr.Store(&transient)
+
+	r.clock.advance(time.Hour)
+	got := r.reaper.Round(ctx)
+	require.Equal(t, []string{string(sid) + " idle failed"}, outcomes(got))
+	require.ErrorIs(t, got[0].Err, transient)
+	require.Empty(t, r.prov.reaped, "the sandbox is kept")
+	_, _, err = r.cp.Get(ctx, sid)
+	require.NoError(t, err, "the older checkpoint is kept")
+
+	r.prov.exportErr.Store(nil)
+	got = r.reaper.Round(ctx)
+	require.Equal(t, []string{string(sid) + " idle checkpointed"}, outcomes(got))
+	rc, _, err := r.cp.Get(ctx, sid)
+	require.NoError(t, err)
+	require.Equal(t, []string{"workspace/", "workspace/k"}, tarNames(t, rc))
+	require.NoError(t, rc.Close())
 }
 
 func TestDeleteWithCheckpoint(t *testing.T) {

@@ -138,7 +138,7 @@ func (p *Provider) start(ctx context.Context, name string, sid domain.ID, attrs 
 // ends it.
 func (p *Provider) end(ctx context.Context, span trace.Span, op string, sid domain.ID, err error) {
 	if err != nil {
-		span.RecordError(err)
+		span.RecordError(errClass(err))
 		span.SetStatus(codes.Error, op+" failed")
 		level := slog.LevelWarn
 		if callersError(err) {
@@ -148,6 +148,24 @@ func (p *Provider) end(ctx context.Context, span trace.Span, op string, sid doma
 	}
 	span.End()
 }
+
+// errClass is what a span records of err: the contract sentinel it wraps,
+// or a fixed text. Error texts name paths (`read "/workspace/…"`) and
+// backend detail, and spans carry ids, sizes and exit codes only
+// (docs/SECURITY.md); the log line keeps the whole error.
+func errClass(err error) error {
+	for _, e := range expected {
+		if errors.Is(err, e) {
+			return e
+		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return context.DeadlineExceeded
+	}
+	return errBackend
+}
+
+var errBackend = errors.New("backend error (the executor's log has the details)")
 
 // expected are the errors that answer a caller's request (a 4xx of the
 // API), not a failure of the backend.

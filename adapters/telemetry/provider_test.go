@@ -229,10 +229,19 @@ func TestProviderErrorsRecordedAndLogged(t *testing.T) {
 
 	ended := w.spans.Ended()
 	require.Len(t, ended, 2)
+	var recorded []string
 	for _, s := range ended {
 		require.Equal(t, codes.Error, s.Status().Code, s.Name())
 		require.Len(t, s.Events(), 1, "the error is recorded")
+		for _, a := range s.Events()[0].Attributes {
+			recorded = append(recorded, a.Value.Emit())
+		}
 	}
+	// Spans record the error's class, never its text (which can name
+	// paths): the sentinel, or a fixed text for the backend's own failure.
+	require.Contains(t, recorded, sandbox.ErrNotFound.Error())
+	require.Contains(t, recorded, errBackend.Error())
+	require.NotContains(t, strings.Join(recorded, " "), "engine exploded")
 	// The backend's failure is logged with the session id; the caller's
 	// (a session that does not exist) is not worth a warning.
 	log := w.log.String()

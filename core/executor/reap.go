@@ -2,10 +2,12 @@ package executor
 
 import (
 	"cmp"
+	"errors"
 	"slices"
 	"time"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/sandbox"
 )
 
 // ReapReason says why a session's sandbox is reaped (the `reason` attribute
@@ -28,13 +30,25 @@ const (
 	// OutcomeCheckpointed: the workdir was stored, then the sandbox reaped.
 	OutcomeCheckpointed ReapOutcome = "checkpointed"
 	// OutcomeReapedWithoutCheckpoint: reaped with no checkpoint (an orphan,
-	// no checkpoint store, or the export failed or was too large; the
-	// reason is logged).
+	// no checkpoint store, a workdir too large to keep or with nothing in
+	// it; the reason is logged).
 	OutcomeReapedWithoutCheckpoint ReapOutcome = "reaped_without_checkpoint"
-	// OutcomeFailed: the revoke or the reap failed; the session is left as
-	// it was and the next round tries again.
+	// OutcomeFailed: the checkpoint (for any other reason than
+	// ReapWithoutCheckpoint's), the revoke or the reap failed; the session
+	// is left as it was and the next round tries again.
 	OutcomeFailed ReapOutcome = "failed"
 )
+
+// ReapWithoutCheckpoint reports whether an idle reap may go ahead after its
+// checkpoint failed with err: only when keeping the workdir is impossible
+// for good — it exceeds the store's bound, it does not exist, or the
+// sandbox is gone — never for a failure that may pass (a full disk, an
+// engine that did not answer): then the sandbox is kept, and the next round
+// tries again, since reaping it would lose the workdir.
+func ReapWithoutCheckpoint(err error) bool {
+	return errors.Is(err, ErrCheckpointTooLarge) || errors.Is(err, sandbox.ErrFileNotExist) ||
+		errors.Is(err, sandbox.ErrNotFound)
+}
 
 // ReapPolicy is the reaper's configuration. A zero IdleTTL reaps no idle
 // session; a zero OrphanGrace reaps orphans at first sight.

@@ -1,6 +1,9 @@
 package executor
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 	"testing"
@@ -111,4 +114,17 @@ func TestRestoreScripts(t *testing.T) {
 		lines += strings.Count(s, "\n")
 	}
 	require.Equal(t, len(many), lines)
+}
+
+func TestReapWithoutCheckpoint(t *testing.T) {
+	t.Parallel()
+	for err, want := range map[error]bool{
+		fmt.Errorf("store: %w", ErrCheckpointTooLarge):    true,
+		fmt.Errorf("export: %w", sandbox.ErrFileNotExist): true,
+		fmt.Errorf("export: %w", sandbox.ErrNotFound):     true,
+		errors.New("no space left on device"):             false,
+		context.DeadlineExceeded:                          false,
+	} {
+		require.Equal(t, want, ReapWithoutCheckpoint(err), "%v", err)
+	}
 }
