@@ -183,9 +183,10 @@ func stopGate(ctx context.Context, cfg *rest.Config, cli k8s.Interface, name str
 	if err != nil {
 		return err
 	}
-	var out bytes.Buffer
-	if err := ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &out}); err != nil {
-		return fmt.Errorf("kill the gate: %w: %s", err, out.String())
+	// One buffer each: the executor copies the two streams concurrently.
+	var stdout, stderr bytes.Buffer
+	if err := ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}); err != nil {
+		return fmt.Errorf("kill the gate: %w: %s%s", err, stdout.String(), stderr.String())
 	}
 	for {
 		got, err := pods.Get(ctx, name, metav1.GetOptions{})
