@@ -133,6 +133,31 @@ func TestSecurity(t *testing.T) {
 		})
 		traps.requireUntouched(t)
 	})
+	t.Run("fail closed: a firewall that cannot be installed starts nothing", func(t *testing.T) {
+		// The gate image with ip6tables replaced by a failing script: the
+		// netsetup step (gate -firewall) must fail, so neither the gate nor
+		// the sandbox ever starts, and Provision removes the pod (C-FW-1).
+		// A fixed tag, like the suite's other test images: a rebuild replaces
+		// it here and in the cluster's containerd.
+		const broken = "sandgate-test/gate-broken-ip6tables:1"
+		buildImage(t, broken, "ARG BASE\nFROM ${BASE}\n"+
+			"RUN for f in /usr/sbin/ip6tables*; do rm -f \"$f\"; printf '#!/bin/sh\\nexit 1\\n' >\"$f\"; chmod 755 \"$f\"; done\n",
+			w.gateImage)
+		importImage(t, broken)
+		sid := domain.NewID("ses")
+		networking := domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{w.originIP}}
+		g := w.gate(t, sid, networking)
+		g.Image = broken
+		c, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		sb, err := p.Provision(c, sandbox.Spec{SessionID: sid, Image: image, Networking: networking, Gate: g})
+		require.Error(t, err)
+		require.Nil(t, sb)
+		require.Contains(t, err.Error(), "container netsetup exited", "the firewall step failed the pod")
+		owned, err := p.Owned(c)
+		require.NoError(t, err)
+		require.NotContains(t, owned, sid, "the failed pod is removed")
+	})
 	t.Run("the gate token stays in the sidecar", func(t *testing.T) {
 		for name, sb := range both {
 			res := gatetest.Exec(t, sb, "env; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'; ls -A /etc/sandgate-gate")
