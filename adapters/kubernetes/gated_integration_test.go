@@ -39,8 +39,6 @@ import (
 // gate image is the one `make gate-image` built, imported into the
 // cluster's containerd.
 const (
-	envBridge      = "SANDGATE_TEST_K8S_BRIDGE"
-	defaultBridge  = "k8slite0"
 	originPort     = 8080
 	originLabelVal = "kubernetes-conformance-origin"
 	gateUIDImage   = "sandgate-porttest/gateuid:1"
@@ -64,7 +62,7 @@ func newGatedWorld(t *testing.T, cli k8s.Interface) *gatedWorld {
 		w.gateImage = gatetest.BaseGateImage
 	}
 	importImage(t, w.gateImage)
-	w.store, w.url = gatetest.ServeControlPlane(t, bridgeAddr(t), t.TempDir())
+	w.store, w.url = gatetest.ServeControlPlane(t, gatetest.PodBridgeAddr(t), t.TempDir())
 	w.originIP = startOrigin(t, cli, w.body)
 	return w
 }
@@ -99,26 +97,6 @@ func gatedHarness(t *testing.T, cfg *rest.Config, cli k8s.Interface, base string
 			return stopGate(ctx, cfg, cli, sandbox.PodName(sid.String()))
 		},
 	}
-}
-
-// bridgeAddr is the IPv4 address of the pod bridge on the host.
-func bridgeAddr(t *testing.T) string {
-	t.Helper()
-	name := os.Getenv(envBridge)
-	if name == "" {
-		name = defaultBridge
-	}
-	ifc, err := net.InterfaceByName(name)
-	require.NoError(t, err, "the pod bridge %s (%s names another)", name, envBridge)
-	addrs, err := ifc.Addrs()
-	require.NoError(t, err)
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil {
-			return n.IP.String()
-		}
-	}
-	require.FailNow(t, "the pod bridge has no IPv4 address", "%s: %v", name, addrs)
-	return ""
 }
 
 // startOrigin runs busybox's httpd in a pod serving body at /, waits until

@@ -67,7 +67,7 @@ func TestSecurity(t *testing.T) {
 	limited := provision(domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{w.originIP}})
 	open := provision(domain.Networking{Type: domain.NetUnrestricted})
 	both := map[string]ports.Sandbox{"limited": limited, "unrestricted": open}
-	host := bridgeAddr(t)
+	host := gatetest.PodBridgeAddr(t)
 	traps := newTraps(t, host)
 
 	t.Run("the allowed origin through the gate", func(t *testing.T) {

@@ -27,6 +27,7 @@ import (
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/internal/gatetest"
 )
 
 const e2eImage = "sandgate/executor:dev"
@@ -90,7 +91,7 @@ func TestChartServesASession(t *testing.T) {
 	for gatePort == port {
 		gatePort = freePort(t)
 	}
-	bridge := bridgeAddr(t)
+	bridge := gatetest.PodBridgeAddr(t)
 	run(t, kubeconfig, kubectl, "create", "namespace", ns)
 	t.Cleanup(func() {
 		// Deleting the namespace removes the release's objects and any
@@ -150,24 +151,3 @@ func TestChartServesASession(t *testing.T) {
 
 // gateImage is what `make gate-image` builds (and make k8s-up imports).
 const gateImage = "sandgate/gate:dev"
-
-// bridgeAddr is the pod bridge's host address (build/k8s: k8slite0, or
-// SANDGATE_TEST_K8S_BRIDGE): where sandbox pods reach the host.
-func bridgeAddr(t *testing.T) string {
-	t.Helper()
-	name := os.Getenv("SANDGATE_TEST_K8S_BRIDGE")
-	if name == "" {
-		name = "k8slite0"
-	}
-	ifc, err := net.InterfaceByName(name)
-	require.NoError(t, err, "the pod bridge %s", name)
-	addrs, err := ifc.Addrs()
-	require.NoError(t, err)
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil {
-			return n.IP.String()
-		}
-	}
-	require.FailNow(t, "the pod bridge has no IPv4 address", "%s: %v", name, addrs)
-	return ""
-}
