@@ -62,6 +62,7 @@ func newGatedWorld(t *testing.T, cli k8s.Interface) *gatedWorld {
 		w.gateImage = gatetest.BaseGateImage
 	}
 	importImage(t, w.gateImage)
+	importImage(t, netsetupImage) // the origin's image: a test may run alone
 	w.store, w.url = gatetest.ServeControlPlane(t, gatetest.PodBridgeAddr(t), t.TempDir())
 	w.originIP = startOrigin(t, cli, w.body)
 	return w
