@@ -36,6 +36,7 @@ type engine interface {
 
 	CopyToContainer(ctx context.Context, id, path string, content io.Reader, opts container.CopyToContainerOptions) error
 	CopyFromContainer(ctx context.Context, id, path string) (io.ReadCloser, container.PathStat, error)
+	ContainerStatPath(ctx context.Context, id, path string) (container.PathStat, error)
 }
 
 var _ engine = (*client.Client)(nil)

@@ -45,6 +45,7 @@ type fakeEngine struct {
 	imageUsers map[string]string // an image's configured USER
 	files      map[string][]byte // what CopyFromContainer finds, by path, in any container
 	logs       string            // what ContainerLogs returns
+	noBash     bool              // images have no /bin/bash
 }
 
 type fakeContainer struct {
@@ -319,3 +320,17 @@ func (f *fakeEngine) ContainerLogs(context.Context, string, container.LogsOption
 }
 
 var _ engine = (*fakeEngine)(nil)
+
+// ContainerStatPath finds every path of files, and /bin/bash unless noBash.
+func (f *fakeEngine) ContainerStatPath(_ context.Context, _, path string) (container.PathStat, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("stat " + path)
+	if data, ok := f.files[path]; ok {
+		return container.PathStat{Name: path, Size: int64(len(data)), Mode: 0o644}, nil
+	}
+	if path == sandboxShell && !f.noBash {
+		return container.PathStat{Name: "bash", Mode: 0o755}, nil
+	}
+	return container.PathStat{}, notFound("path")
+}

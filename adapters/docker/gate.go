@@ -123,22 +123,19 @@ func (p *Provider) pairNew(ctx context.Context, spec sandbox.Spec, name, gateID,
 	}
 	cfg, host := containerConfig(spec, ncpu, p.opts.Labels)
 	gatedSandboxConfig(cfg, host, gateID, spec.Env)
-	created, err := p.eng.ContainerCreate(ctx, cfg, host, nil, nil, name)
-	if cerrdefs.IsConflict(err) {
-		return nil, errNameTaken
-	}
+	id, err := p.createSandbox(ctx, spec, name, cfg, host)
 	if err != nil {
-		return nil, translate(err, "create "+name)
+		return nil, err
 	}
-	if err := p.trustGate(ctx, created.ID, gateID); err != nil {
-		p.removeQuietly(created.ID)
+	if err := p.trustGate(ctx, id, gateID); err != nil {
+		p.removeQuietly(id)
 		return nil, fmt.Errorf("provision %s: %w", sid, err)
 	}
-	if err := p.eng.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
-		p.removeQuietly(created.ID)
+	if err := p.eng.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+		p.removeQuietly(id)
 		return nil, translate(err, "start "+name)
 	}
-	return p.handle(created.ID, spec, gateID), nil
+	return p.handle(id, spec, gateID), nil
 }
 
 // orphanGate handles a gate name that is taken. A concurrent provisioner's

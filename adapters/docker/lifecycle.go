@@ -179,6 +179,11 @@ func (p *Provider) Export(ctx context.Context, sid domain.ID, root string) (io.R
 		// The container was just inspected: a 404 now is the path.
 		return nil, fmt.Errorf("export %s %q: %w", sid, root, sandbox.ErrFileNotExist)
 	}
+	if err != nil && strings.Contains(err.Error(), "not a directory") {
+		// The daemon's lstat met a file on the root's way (ENOTDIR); its
+		// message names the host's path, so it is not repeated.
+		return nil, fmt.Errorf("export %s %q: %w", sid, root, sandbox.ErrNotDirectory)
+	}
 	if err != nil {
 		return nil, translate(err, "export "+root)
 	}

@@ -71,6 +71,7 @@ func TestProvisionPullsMissingImage(t *testing.T) {
 	_, err = fakeProvider(f).Provision(context.Background(), s)
 	require.ErrorContains(t, err, `image "other:1" is not present and cannot be pulled`)
 	require.ErrorContains(t, err, "pull access denied")
+	require.ErrorIs(t, err, sandbox.ErrImageUnavailable)
 	require.Empty(t, f.containers, "nothing created")
 }
 

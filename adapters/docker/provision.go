@@ -79,18 +79,15 @@ func (p *Provider) create(ctx context.Context, spec sandbox.Spec, name string) (
 		return nil, fmt.Errorf("provision %s: %w", spec.SessionID, err)
 	}
 	cfg, host := containerConfig(spec, ncpu, p.opts.Labels)
-	created, err := p.eng.ContainerCreate(ctx, cfg, host, nil, nil, name)
-	if cerrdefs.IsConflict(err) {
-		return nil, errNameTaken
-	}
+	id, err := p.createSandbox(ctx, spec, name, cfg, host)
 	if err != nil {
-		return nil, translate(err, "create "+name)
+		return nil, err
 	}
-	if err := p.eng.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
-		p.removeQuietly(created.ID)
+	if err := p.eng.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+		p.removeQuietly(id)
 		return nil, translate(err, "start "+name)
 	}
-	return p.handle(created.ID, spec, ""), nil
+	return p.handle(id, spec, ""), nil
 }
 
 // adoptExisting inspects the container holding name and adopts it. found is
@@ -187,20 +184,32 @@ func (p *Provider) ensureImages(ctx context.Context, spec sandbox.Spec) error {
 // unpullable image is an error that says so, with the daemon's reason.
 func (p *Provider) ensureImage(ctx context.Context, ref string) error {
 	_, err := p.eng.ImageInspect(ctx, ref)
-	if err == nil {
+	switch {
+	case err == nil:
 		return nil
-	}
-	if !cerrdefs.IsNotFound(err) {
+	case cerrdefs.IsInvalidArgument(err):
+		return imageErr(ref, "is not a valid image reference", err)
+	case !cerrdefs.IsNotFound(err):
 		return translate(err, "inspect image "+ref)
 	}
 	rc, err := p.eng.ImagePull(ctx, ref, image.PullOptions{})
 	if err != nil {
-		return fmt.Errorf("image %q is not present and cannot be pulled: %w", ref, err)
+		return imageErr(ref, "is not present and cannot be pulled", err)
 	}
 	defer func() { _ = rc.Close() }()
 	// The pull reports failures inside its progress stream.
 	if err := jsonmessage.DisplayJSONMessagesStream(rc, io.Discard, 0, false, nil); err != nil {
-		return fmt.Errorf("image %q is not present and cannot be pulled: %w", ref, err)
+		return imageErr(ref, "is not present and cannot be pulled", err)
 	}
 	return nil
+}
+
+// imageErr is a failed image inspect or pull: sandbox.ErrImageUnavailable
+// with the daemon's reason, unless the caller's context ended (which is the
+// caller's, not the image's).
+func imageErr(ref, what string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("image %q: %w", ref, err)
+	}
+	return fmt.Errorf("image %q %s: %w: %s", ref, what, sandbox.ErrImageUnavailable, scrubHostPaths(err.Error()))
 }

@@ -11,14 +11,26 @@ import (
 
 // Error codes of the executor API (DESIGN.md), beside the ones above.
 const (
-	CodeSpecMismatch    = "spec_mismatch"
-	CodeFileNotExist    = "file_not_exist"
-	CodeIsDirectory     = "is_directory"
-	CodeNotDirectory    = "not_directory"
-	CodeNotRegularFile  = "not_regular_file"
-	CodeNotReplaceable  = "not_replaceable"
-	CodeNotWritable     = "not_writable"
-	CodeFileTooLarge    = "file_too_large"
+	CodeSpecMismatch   = "spec_mismatch"
+	CodeFileNotExist   = "file_not_exist"
+	CodeIsDirectory    = "is_directory"
+	CodeNotDirectory   = "not_directory"
+	CodeNotRegularFile = "not_regular_file"
+	CodeNotReplaceable = "not_replaceable"
+	CodeNotWritable    = "not_writable"
+	CodeFileTooLarge   = "file_too_large"
+	CodeNotReadable    = "not_readable"
+	// CodeImageUnavailable: PUT's image reference is invalid, or the image
+	// is not present and cannot be pulled (the backend's reason follows).
+	CodeImageUnavailable = "image_unavailable"
+	// CodeImageUnusable: the image has no /bin/bash, or its sandbox exited
+	// as it started; nothing was left behind.
+	CodeImageUnusable = "image_unusable"
+	// CodeGateUIDImage: a limited (gated) session's image runs as the gate
+	// uid, which the firewall would let out unfiltered (B-2).
+	CodeGateUIDImage = "gate_uid_image"
+	// CodeInvalidWorkdir: the workdir exists in the image as a file.
+	CodeInvalidWorkdir  = "invalid_workdir"
 	CodeInvalidArgument = "invalid_argument"
 	CodeLengthRequired  = "length_required"
 	CodeNotImplemented  = "not_implemented"
@@ -60,7 +72,12 @@ var apiErrors = []apiError{
 	{sandbox.ErrNotRegularFile, http.StatusUnprocessableEntity, CodeNotRegularFile, false},
 	{sandbox.ErrNotReplaceable, http.StatusUnprocessableEntity, CodeNotReplaceable, false},
 	{sandbox.ErrNotWritable, http.StatusUnprocessableEntity, CodeNotWritable, false},
+	{sandbox.ErrNotReadable, http.StatusUnprocessableEntity, CodeNotReadable, false},
 	{sandbox.ErrFileTooLarge, http.StatusRequestEntityTooLarge, CodeFileTooLarge, false},
+	{sandbox.ErrImageUnavailable, http.StatusUnprocessableEntity, CodeImageUnavailable, false},
+	{sandbox.ErrImageUnusable, http.StatusUnprocessableEntity, CodeImageUnusable, false},
+	{sandbox.ErrGateUIDImage, http.StatusUnprocessableEntity, CodeGateUIDImage, false},
+	{sandbox.ErrInvalidWorkdir, http.StatusUnprocessableEntity, CodeInvalidWorkdir, false},
 	{errTooLarge, http.StatusRequestEntityTooLarge, CodeFileTooLarge, true},
 	{executor.ErrInvalidRequest, http.StatusBadRequest, CodeInvalidArgument, false},
 	{sandbox.ErrInvalidExec, http.StatusBadRequest, CodeInvalidArgument, true},

@@ -36,6 +36,24 @@ var (
 	ErrFileTooLarge = errors.New("file too large")
 	// ErrSizeNotALength: a stream write was given a negative size.
 	ErrSizeNotALength = errors.New("size is not a length")
+	// ErrNotReadable: the sandbox's user cannot open the file (its
+	// permissions). Reads report the sandbox's strerror beside it.
+	ErrNotReadable = errors.New("file not readable")
+
+	// ErrImageUnavailable: the spec's image cannot be had — its reference is
+	// not valid, or it is not present and cannot be pulled. The backend's
+	// reason travels in the message; the caller cannot tell a typo from a
+	// registry it cannot reach any better than the backend, so both are the
+	// caller's to fix or retry.
+	ErrImageUnavailable = errors.New("image unavailable")
+	// ErrImageUnusable: the image is present but cannot run a sandbox — it
+	// has no /bin/bash (every in-sandbox script and the keep-alive need it),
+	// or the sandbox's main process exited as it started. Nothing created
+	// for the attempt is left behind.
+	ErrImageUnusable = errors.New("image unusable as a sandbox")
+	// ErrInvalidWorkdir: the spec's workdir cannot be the sandbox's working
+	// directory in this image (it exists there as a file).
+	ErrInvalidWorkdir = errors.New("workdir unusable")
 )
 
 // PathNotWritableError reports a path the sandbox refused to create, with the

@@ -31,6 +31,9 @@ const (
 	// ExitSizeMismatch: a stream write's body was shorter or longer than the
 	// announced size; the temporary file was removed.
 	ExitSizeMismatch = 88
+	// ExitNotReadable: the sandbox's user cannot open the file to read it;
+	// the marker carries the strerror.
+	ExitNotReadable = 89
 
 	// FaultMarker starts the marker line.
 	FaultMarker = "sandgate-fault:"
@@ -106,6 +109,8 @@ func classSentinel(code int) error {
 		return ErrShortDelivery
 	case ExitSizeMismatch:
 		return ErrSizeMismatch
+	case ExitNotReadable:
+		return ErrNotReadable
 	}
 	return nil
 }
@@ -134,8 +139,13 @@ func ClassifyScript(exitCode int, stderr string, paths []string) error {
 	if !ok || f.Code != exitCode {
 		f = Fault{Member: -1}
 	}
-	if exitCode == ExitNotWritable {
+	switch exitCode {
+	case ExitNotWritable:
 		return &PathNotWritableError{Path: path, Reason: clipText(f.Reason, 256)}
+	case ExitNotReadable:
+		if f.Reason != "" {
+			return fmt.Errorf("%s: %w: %s", path, sentinel, clipText(f.Reason, 256))
+		}
 	}
 	if path == "" {
 		return sentinel

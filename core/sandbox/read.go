@@ -20,8 +20,10 @@ import (
 // The file is opened once, after the type checks (opening a FIFO would
 // block), and both the size and the bytes come from that open file, so a file
 // growing meanwhile never sends more than its header says. A file the
-// sandbox's user cannot open fails before the header, with a plain exit 1 and
-// bash's message: no sentinel fits it.
+// sandbox's user cannot open (a non-root user and a 0600 file of root's)
+// fails before the header with 89 and the strerror ("Permission denied"):
+// the open is tried again in a subshell only to capture its message, so the
+// reason is the kernel's and never a guess.
 const ReadScript = ShellLib + readBody
 
 const readBody = `
@@ -36,7 +38,10 @@ fi
 if [ ! -f "$1" ]; then
 	__sg_fault 83 - "not a regular file"
 fi
-exec 3<"$1" || exit 1
+if ! { exec 3<"$1"; } 2>/dev/null; then
+	__sg_e=$( { : <"$1"; } 2>&1 )
+	__sg_fault 89 - "$(__sg_reason "$__sg_e")"
+fi
 __sg_n=$(stat -c %s - <&3) || exit 1
 if [ "$__sg_n" -gt "$2" ]; then
 	__sg_fault 86 - "$__sg_n bytes, above $2"
@@ -117,8 +122,8 @@ func ParseReadHeader(r io.Reader, maxBytes int64) (int64, error) {
 
 // ClassifyRead maps the outcome of a ReadScript exec to nil or an error
 // matching ErrNotDirectory, ErrFileNotExist, ErrIsDirectory,
-// ErrNotRegularFile or ErrFileTooLarge, naming p; any other non-zero exit is
-// an unclassified error carrying the sandbox's message.
+// ErrNotRegularFile, ErrFileTooLarge or ErrNotReadable, naming p; any other
+// non-zero exit is an unclassified error carrying the sandbox's message.
 func ClassifyRead(p string, exitCode int, stderr string) error {
 	return ClassifyScript(exitCode, stderr, []string{p})
 }

@@ -211,8 +211,9 @@ func listenUnix(t *testing.T, dir string) {
 	t.Cleanup(func() { _ = l.Close() })
 }
 
-// A file the sandbox's user cannot open fails before the header, with an
-// error that no sentinel claims but that carries bash's reason.
+// A file the sandbox's user cannot open fails before the header with 89,
+// ErrNotReadable carrying the kernel's reason (issue 11: it was a plain
+// exit 1 no sentinel claimed, answered 500 internal).
 func TestReadScriptUnreadable(t *testing.T) {
 	t.Parallel()
 	dir := sharedTempDir(t)
@@ -221,10 +222,11 @@ func TestReadScriptUnreadable(t *testing.T) {
 	argv, err := ReadArgs(p, MaxFileBytes)
 	require.NoError(t, err)
 	res := shellRun{nobody: true}.run(t, argv[2], argv[4:]...)
-	require.Equal(t, 1, res.code)
+	require.Equal(t, ExitNotReadable, res.code)
 	require.Empty(t, res.stdout)
 	err = ClassifyRead(p, res.code, res.stderr)
-	require.ErrorContains(t, err, "Permission denied")
+	require.ErrorIs(t, err, ErrNotReadable)
+	require.EqualError(t, err, p+": file not readable: Permission denied")
 	for _, s := range []error{ErrFileNotExist, ErrIsDirectory, ErrNotDirectory, ErrNotRegularFile, ErrFileTooLarge} {
 		require.NotErrorIs(t, err, s)
 	}

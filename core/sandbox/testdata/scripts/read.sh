@@ -102,7 +102,10 @@ fi
 if [ ! -f "$1" ]; then
 	__sg_fault 83 - "not a regular file"
 fi
-exec 3<"$1" || exit 1
+if ! { exec 3<"$1"; } 2>/dev/null; then
+	__sg_e=$( { : <"$1"; } 2>&1 )
+	__sg_fault 89 - "$(__sg_reason "$__sg_e")"
+fi
 __sg_n=$(stat -c %s - <&3) || exit 1
 if [ "$__sg_n" -gt "$2" ]; then
 	__sg_fault 86 - "$__sg_n bytes, above $2"
