@@ -163,6 +163,21 @@ func TestKill9MidWrite(t *testing.T) {
 		require.Regexp(t, tempName, name, "only temporary names are left behind")
 	}
 	t.Logf("after the kill: %d of %d batch members landed, %d temporary files left", landed, len(files), len(residue))
+
+	// Issue 11: the next PUT sweeps what the kills left, once it is stale.
+	// Stale is an age (sandbox.DefaultStaleTempAge): the test ages the
+	// residue instead of waiting, and puts a fresh temporary beside it, as
+	// a concurrent write would have: that one stays.
+	require.NotEmpty(t, residue, "the kills left temporaries to sweep")
+	live := "/workspace/" + sandbox.TempPrefix + "00000000000000ff"
+	_, err = c.Exec(ctx, sid, sandbox.ExecRequest{Timeout: time.Minute,
+		Command: "find /workspace /tmp -name '.sandgate-write-*' -exec touch -d '-1 hour' {} + && : >" + live})
+	require.NoError(t, err)
+	_, err = c.Provision(ctx, sid, executor.SessionRequest{})
+	require.NoError(t, err)
+	res, err = c.Exec(ctx, sid, sandbox.ExecRequest{Command: "find / -xdev -name '.sandgate-write-*'", Timeout: time.Minute})
+	require.NoError(t, err)
+	require.Equal(t, []string{live}, strings.Fields(res.Stdout), "only the live temporary is left")
 	require.NoError(t, c.Delete(ctx, sid, false))
 }
 

@@ -46,6 +46,7 @@ func (s *handle) Destroy(ctx context.Context) error {
 		if err := s.p.remove(ctx, id); err != nil {
 			return err
 		}
+		s.p.swept.Delete(id)
 		err := s.p.waitGone(ctx, func(ctx context.Context) (bool, error) {
 			_, err := s.p.eng.ContainerInspect(ctx, id)
 			if cerrdefs.IsNotFound(err) {

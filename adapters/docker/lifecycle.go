@@ -105,6 +105,7 @@ func (p *Provider) removeSession(ctx context.Context, sid string) error {
 		if err := p.remove(ctx, c.ID); err != nil {
 			return err
 		}
+		p.swept.Delete(c.ID)
 	}
 	return p.waitGone(ctx, func(ctx context.Context) (bool, error) {
 		left, err := p.eng.ContainerList(ctx, container.ListOptions{All: true, Filters: f})

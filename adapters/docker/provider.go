@@ -34,6 +34,10 @@ type Options struct {
 	// GateReadyTimeout bounds the wait for a new or restarted gate to pass
 	// its healthcheck (firewall verified, first config taken). Default 60 s.
 	GateReadyTimeout time.Duration
+	// StaleTempAge is how long a write's temporary must have gone
+	// unmodified before the sweep on adoption removes it. Default
+	// sandbox.DefaultStaleTempAge.
+	StaleTempAge time.Duration
 }
 
 // Provider is ports.Provider on one Docker daemon.
@@ -46,6 +50,10 @@ type Provider struct {
 
 	ephemeralOnce sync.Once
 	negotiateOnce sync.Once
+
+	// swept holds the ids of the containers this provider has swept for
+	// stale temporaries (sweep.go).
+	swept sync.Map
 }
 
 // negotiator is the client's API version negotiation. The client negotiates
@@ -93,6 +101,9 @@ func newProvider(eng engine, opts Options) *Provider {
 	}
 	if opts.GateReadyTimeout <= 0 {
 		opts.GateReadyTimeout = 60 * time.Second
+	}
+	if opts.StaleTempAge <= 0 {
+		opts.StaleTempAge = sandbox.DefaultStaleTempAge
 	}
 	return &Provider{eng: eng, opts: opts}
 }

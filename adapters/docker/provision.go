@@ -37,6 +37,7 @@ func (p *Provider) Provision(ctx context.Context, spec sandbox.Spec) (ports.Sand
 	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 250*time.Millisecond) {
 		sb, found, err := p.adoptExisting(ctx, spec, name)
 		if err != nil || found {
+			p.sweepOnce(ctx, sb)
 			return sb, err
 		}
 		if !imageReady {
@@ -136,6 +137,7 @@ func (p *Provider) ensureRunning(ctx context.Context, c container.InspectRespons
 	if c.State != nil && c.State.Running {
 		return nil
 	}
+	p.swept.Delete(c.ID) // whatever it was writing when it stopped is stale now
 	return translate(p.eng.ContainerStart(ctx, c.ID, container.StartOptions{}), "start "+c.Name)
 }
 
