@@ -129,6 +129,7 @@ func TestStuckPodFailsFastAndIsDeleted(t *testing.T) {
 	start := time.Now()
 	_, err := p.Provision(context.Background(), sandbox.Spec{SessionID: sid, Image: "missing:1"})
 	require.ErrorIs(t, err, errNotReady)
+	require.ErrorIs(t, err, sandbox.ErrImageUnavailable, "the caller's image: a 4xx at the API (issue 11)")
 	require.Contains(t, err.Error(), "ErrImagePull")
 	require.Less(t, time.Since(start), 10*time.Second, "an unpullable image must not wait out the bound")
 	_, err = getPod(t, cli, sid)

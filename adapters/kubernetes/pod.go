@@ -289,6 +289,49 @@ func stuck(pod *corev1.Pod) string {
 	return ""
 }
 
+// stuckClass tells the caller's mistakes among stuck pods, from the sandbox
+// container's status alone: an image that cannot be named or pulled is
+// sandbox.ErrImageUnavailable; a keep-alive that could not start or exited
+// 127 (no /bin/bash in the image) is sandbox.ErrImageUnusable; a workdir
+// the runtime could not enter because a file is in its way is
+// sandbox.ErrInvalidWorkdir. Anything else (the gate's image, netsetup,
+// the node) is the operator's: nil.
+func stuckClass(pod *corev1.Pod) error {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name != containerSandbox {
+			continue
+		}
+		if w := cs.State.Waiting; w != nil {
+			switch w.Reason {
+			case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull":
+				return sandbox.ErrImageUnavailable
+			}
+			return startFailure(w.Message)
+		}
+		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+			if t.ExitCode == 127 {
+				return sandbox.ErrImageUnusable
+			}
+			return startFailure(t.Message)
+		}
+	}
+	return nil
+}
+
+// startFailure classifies the runtime's message for a sandbox container
+// that could not start (StartError, RunContainerError): runc says "chdir to
+// cwd ... not a directory" for a workdir that is a file and "exec:
+// \"/bin/bash\": ... no such file or directory" for a missing shell.
+func startFailure(msg string) error {
+	switch {
+	case strings.Contains(msg, "not a directory"):
+		return sandbox.ErrInvalidWorkdir
+	case strings.Contains(msg, "/bin/bash") && strings.Contains(msg, "no such file"):
+		return sandbox.ErrImageUnusable
+	}
+	return nil
+}
+
 func podMessage(pod *corev1.Pod) string {
 	if pod.Status.Message == "" {
 		return ""

@@ -147,3 +147,39 @@ func TestStuckReasons(t *testing.T) {
 	pod = &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Message: "evicted"}}
 	require.Contains(t, stuck(pod), "Failed: evicted")
 }
+
+// The sandbox container's own failures are the caller's mistakes, each
+// with its sentinel (issue 11); the gate's and netsetup's are not.
+func TestStuckClass(t *testing.T) {
+	t.Parallel()
+	withSandbox := func(name string, st corev1.ContainerState) *corev1.Pod {
+		return &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed,
+			ContainerStatuses: []corev1.ContainerStatus{{Name: name, State: st}}}}
+	}
+	waiting := func(reason, msg string) corev1.ContainerState {
+		return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: msg}}
+	}
+	exited := func(code int32, msg string) corev1.ContainerState {
+		return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: "StartError", Message: msg}}
+	}
+	for _, tc := range []struct {
+		pod  *corev1.Pod
+		want error
+	}{
+		{withSandbox(containerSandbox, waiting("ErrImagePull", "not found")), sandbox.ErrImageUnavailable},
+		{withSandbox(containerSandbox, waiting("InvalidImageName", "")), sandbox.ErrImageUnavailable},
+		{withSandbox(containerSandbox, exited(127, "")), sandbox.ErrImageUnusable},
+		{withSandbox(containerSandbox, exited(128, `exec: "/bin/bash": stat /bin/bash: no such file or directory`)), sandbox.ErrImageUnusable},
+		{withSandbox(containerSandbox, waiting("RunContainerError", "chdir to cwd (\"/etc/passwd\"): not a directory")), sandbox.ErrInvalidWorkdir},
+		{withSandbox(containerSandbox, exited(1, "")), nil},
+		{withSandbox(containerGate, waiting("ErrImagePull", "")), nil},
+		{&corev1.Pod{}, nil},
+	} {
+		got := stuckClass(tc.pod)
+		if tc.want == nil {
+			require.NoError(t, got)
+			continue
+		}
+		require.ErrorIs(t, got, tc.want)
+	}
+}

@@ -195,6 +195,9 @@ func (p *Provider) waitReady(ctx context.Context, pod *corev1.Pod) (*corev1.Pod,
 			return nil, errGateUID(pod.Spec.Containers[0].Image)
 		}
 		if why := stuck(pod); why != "" {
+			if class := stuckClass(pod); class != nil {
+				return nil, fmt.Errorf("pod %s: %s: %w: %w", pod.Name, why, errNotReady, class)
+			}
 			return nil, fmt.Errorf("pod %s: %s: %w", pod.Name, why, errNotReady)
 		}
 		select {
