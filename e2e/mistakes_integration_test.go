@@ -4,7 +4,6 @@ package e2e_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"testing"
@@ -96,5 +95,5 @@ func TestAPIClientMistakes(t *testing.T) {
 	require.ErrorContains(t, err, "Permission denied")
 	_, err = c.Export(ctx, sid, "/etc/passwd/x")
 	requireAPIError(t, err, http.StatusUnprocessableEntity, httpapi.CodeNotDirectory, sandbox.ErrNotDirectory)
-	require.False(t, errors.Is(err, sandbox.ErrNotFound))
+	require.NotErrorIs(t, err, sandbox.ErrNotFound)
 }
