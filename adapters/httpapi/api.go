@@ -16,6 +16,7 @@ import (
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/strictjson"
 	"github.com/sandgate/sandgate/ports"
 )
 
@@ -49,6 +50,14 @@ type APIOptions struct {
 	MaxBatchBytes  int64
 	MaxBatchFiles  int
 	MaxStreamBytes int64
+	// Bodies bounds the request bodies read at once and how long one may
+	// stall; share one with the server's other handlers (nil: a guard of
+	// the handler's own, with the defaults).
+	Bodies *BodyGuard
+	// BatchBudget bounds the bytes every files:batch in flight holds in
+	// memory together (nil: a budget of the handler's own, of
+	// DefaultBatchBudget bytes).
+	BatchBudget *Budget
 }
 
 func (o APIOptions) withDefaults() APIOptions {
@@ -63,6 +72,12 @@ func (o APIOptions) withDefaults() APIOptions {
 	}
 	if o.MaxStreamBytes <= 0 {
 		o.MaxStreamBytes = DefaultMaxStreamBytes
+	}
+	if o.Bodies == nil {
+		o.Bodies = NewBodyGuard(0, 0)
+	}
+	if o.BatchBudget == nil {
+		o.BatchBudget = NewBudget(DefaultBatchBudget)
 	}
 	return o
 }
@@ -111,7 +126,7 @@ func NewAPIHandler(svc ports.Service, opts APIOptions) http.Handler {
 	}
 	allowed := map[string][]string{}
 	for _, r := range routes {
-		mux.Handle(r.pattern, a.authed(r.h))
+		mux.Handle(r.pattern, a.authed(opts.Bodies.Wrap(r.h).ServeHTTP))
 		method, path, _ := strings.Cut(r.pattern, " ")
 		allowed[path] = append(allowed[path], method)
 	}
@@ -165,13 +180,23 @@ func (a *api) authorized(h http.Header) bool {
 // logged. The session id is in every line; the error texts of the ports
 // carry no secret.
 func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
+	cause := err
+	if berr := bodyFailure(r); berr != nil {
+		// The body failed under the service, which may have made any error
+		// of the short read it was handed: the body's failure is the
+		// answer, the service's error stays in the log.
+		err = berr
+	}
 	status, code, msg := classify(err)
+	if code == CodeBusy {
+		w.Header().Set("Retry-After", "1")
+	}
 	level := slog.LevelDebug
 	if status >= http.StatusInternalServerError {
 		level = slog.LevelError
 	}
 	a.log.Log(r.Context(), level, "api request failed", "method", r.Method, "path", r.URL.Path,
-		"session_id", r.PathValue("id"), "status", status, "err", err)
+		"session_id", r.PathValue("id"), "status", status, "err", cause)
 	writeError(w, status, code, msg)
 }
 
@@ -184,23 +209,21 @@ func sessionID(r *http.Request) (domain.ID, error) {
 	return sid, nil
 }
 
-// decodeJSON reads one JSON value of at most maxJSONBytes into v, refusing
-// unknown fields (a misspelt field would otherwise be silently dropped) and
+// decodeJSON reads one JSON value of at most maxJSONBytes into v, strictly
+// (strictjson): valid UTF-8, no duplicate key, keys spelt exactly, no
+// unknown field (a misspelt field would otherwise be silently dropped), no
 // trailing data.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJSONBytes))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil && dec.More() {
-		err = errors.New("trailing data after the JSON value")
-	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBytes))
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
 		return fmt.Errorf("%w: body: larger than %d bytes", errTooLarge, maxJSONBytes)
 	case err != nil:
-		// The decoder's message names the offending field or offset, never
-		// a value it did not understand.
+		return bodyError(err)
+	}
+	if err := strictjson.Unmarshal(body, v); err != nil {
+		// strictjson's messages name a field or an offset, never a value.
 		return fmt.Errorf("%w: body: %w", executor.ErrInvalidRequest, err)
 	}
 	return nil
