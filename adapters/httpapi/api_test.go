@@ -314,10 +314,12 @@ func TestJSONBodies(t *testing.T) {
 		if strings.HasSuffix(tc.path, "/exec") {
 			method = http.MethodPost
 		}
-		a := e.do(t, method, tc.path, strings.NewReader(tc.body), nil)
-		require.Equal(t, tc.status, a.status, tc.name)
-		require.Equal(t, tc.code, a.code, tc.name)
-		require.Contains(t, a.msg, tc.msg, tc.name)
+		t.Run(tc.name, func(t *testing.T) {
+			a := e.do(t, method, tc.path, strings.NewReader(tc.body), nil)
+			require.Equal(t, tc.status, a.status)
+			require.Equal(t, tc.code, a.code)
+			require.Contains(t, a.msg, tc.msg)
+		})
 	}
 	require.Empty(t, e.svc.called())
 }

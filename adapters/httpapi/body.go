@@ -85,7 +85,7 @@ func (g *BodyGuard) Wrap(h http.Handler) http.Handler {
 			return
 		}
 		b := &guardedBody{rc: r.Body, ctl: http.NewResponseController(w), idle: g.idle, release: g.release}
-		defer b.done()
+		defer b.abandon()
 		r2 := r.WithContext(context.WithValue(r.Context(), bodyKey{}, b))
 		r2.Body = b
 		h.ServeHTTP(w, r2)
@@ -118,11 +118,17 @@ func (b *guardedBody) Read(p []byte) (int, error) {
 		_ = b.ctl.SetReadDeadline(time.Now().Add(b.idle))
 	}
 	n, err := b.rc.Read(p)
-	if err != nil {
-		if !errors.Is(err, io.EOF) {
-			err = b.classify(err)
-		}
-		b.done()
+	switch {
+	case errors.Is(err, io.EOF):
+		// The server reads on in the background from here on, to notice a
+		// client that goes away; a deadline left set would fire there
+		// during a long exec and cancel its request.
+		b.done(time.Time{})
+	case err != nil:
+		err = b.classify(err)
+		// A deadline in the past: the server's discard of the rest fails at
+		// once and it closes the connection after the answer.
+		b.done(time.Now())
 	}
 	return n, err
 }
@@ -144,18 +150,24 @@ func (b *guardedBody) classify(err error) error {
 	return c
 }
 
+// Close ends the body before its end.
 func (b *guardedBody) Close() error {
-	b.done()
+	b.abandon()
 	return b.rc.Close()
 }
 
-// done gives the slot back and clears the read deadline: left set, it
-// would fire on the server's background read while a long exec runs and
-// cancel its request.
-func (b *guardedBody) done() {
+// abandon is done for a body not read to its end: after the handler, the
+// server reads what is left of it (up to 256 KiB) before answering, and
+// that read must stall no longer than any other.
+func (b *guardedBody) abandon() {
+	b.done(time.Now().Add(b.idle))
+}
+
+// done, once, gives the slot back and leaves deadline on the connection.
+func (b *guardedBody) done(deadline time.Time) {
 	b.once.Do(func() {
 		b.finished.Store(true)
-		_ = b.ctl.SetReadDeadline(time.Time{})
+		_ = b.ctl.SetReadDeadline(deadline)
 		b.release()
 	})
 }
