@@ -126,7 +126,7 @@ func NewAPIHandler(svc ports.Service, opts APIOptions) http.Handler {
 	}
 	allowed := map[string][]string{}
 	for _, r := range routes {
-		mux.Handle(r.pattern, a.authed(opts.Bodies.Wrap(r.h).ServeHTTP))
+		mux.Handle(r.pattern, a.authed(r.h))
 		method, path, _ := strings.Cut(r.pattern, " ")
 		allowed[path] = append(allowed[path], method)
 	}
@@ -144,7 +144,7 @@ func NewAPIHandler(svc ports.Service, opts APIOptions) http.Handler {
 	}
 	mux.Handle("/v1/", a.authed(notFound))
 	mux.HandleFunc("/", notFound)
-	return mux
+	return opts.Bodies.Wrap(mux)
 }
 
 // authed requires the API token, when one is configured.

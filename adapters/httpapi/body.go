@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -70,7 +69,8 @@ func NewBodyGuard(maxBodies int, idle time.Duration) *BodyGuard {
 // Wrap guards h: a request with a body takes a slot, or is answered 503
 // "busy" at once; its body fails with ErrBodyTimeout after the idle timeout
 // without a byte. The slot is given back when the body is read to its end,
-// fails or is closed, or when h returns, whichever comes first.
+// fails or is closed, or when h returns, whichever comes first. Wrap
+// outside authentication: a refused request's unread body is bounded too.
 func (g *BodyGuard) Wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody {
@@ -80,22 +80,23 @@ func (g *BodyGuard) Wrap(h http.Handler) http.Handler {
 		select {
 		case g.slots <- struct{}{}:
 		default:
+			// After the answer the server would read the unread body on,
+			// with no deadline: one in the past makes it hang up instead.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 			w.Header().Set("Retry-After", "1")
 			writeError(w, http.StatusServiceUnavailable, CodeBusy, "too many request bodies in flight; retry later")
 			return
 		}
 		b := &guardedBody{rc: r.Body, ctl: http.NewResponseController(w), idle: g.idle, release: g.release}
 		defer b.abandon()
-		r2 := r.WithContext(context.WithValue(r.Context(), bodyKey{}, b))
-		r2.Body = b
-		h.ServeHTTP(w, r2)
+		// In place, not a copy: the muxes inside set the route on the
+		// request the access log holds.
+		r.Body = b
+		h.ServeHTTP(w, r)
 	})
 }
 
 func (g *BodyGuard) release() { <-g.slots }
-
-// bodyKey keys the request's *guardedBody in its context.
-type bodyKey struct{}
 
 // guardedBody is a request body under a BodyGuard.
 type guardedBody struct {
@@ -176,7 +177,7 @@ func (b *guardedBody) done(deadline time.Time) {
 // none: a handler answers it rather than what the service made of the
 // short read it was handed (a provider's write error would be 500).
 func bodyFailure(r *http.Request) error {
-	b, _ := r.Context().Value(bodyKey{}).(*guardedBody)
+	b, _ := r.Body.(*guardedBody)
 	if b == nil {
 		return nil
 	}
