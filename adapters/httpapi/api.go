@@ -54,6 +54,9 @@ type APIOptions struct {
 	// stall; share one with the server's other handlers (nil: a guard of
 	// the handler's own, with the defaults).
 	Bodies *BodyGuard
+	// Refusals samples the log lines of requests refused for their token
+	// (nil: a sampler of the handler's own, with the defaults).
+	Refusals *RefusalSampler
 	// BatchBudget bounds the bytes every files:batch in flight holds in
 	// memory together (nil: a budget of the handler's own, of
 	// DefaultBatchBudget bytes).
@@ -75,6 +78,9 @@ func (o APIOptions) withDefaults() APIOptions {
 	}
 	if o.Bodies == nil {
 		o.Bodies = NewBodyGuard(0, 0)
+	}
+	if o.Refusals == nil {
+		o.Refusals = NewRefusalSampler(0, 0)
 	}
 	if o.BatchBudget == nil {
 		o.BatchBudget = NewBudget(DefaultBatchBudget)
@@ -151,8 +157,10 @@ func NewAPIHandler(svc ports.Service, opts APIOptions) http.Handler {
 func (a *api) authed(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if a.opts.Token != "" && !a.authorized(r.Header) {
-			a.log.WarnContext(r.Context(), "api request refused", "reason", "missing or wrong API token",
-				"method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+			if ok, n := a.opts.Refusals.Allow(); ok {
+				a.log.WarnContext(r.Context(), "api request refused", "reason", "missing or wrong API token",
+					"method", r.Method, "path", clipString(r.URL.Path), "remote", r.RemoteAddr, "suppressed", n)
+			}
 			w.Header().Set("WWW-Authenticate", bearerScheme)
 			writeError(w, http.StatusUnauthorized, CodeUnauthorized, "a valid API token is required")
 			return

@@ -83,3 +83,19 @@ func TestServeBodiesTimeOut(t *testing.T) {
 	_, err = conn.Read(make([]byte, 1))
 	require.ErrorIs(t, err, io.EOF, "the server hangs up on headers that stall")
 }
+
+// TestServeRefusalsAreSampled: a flood without the token costs a bounded
+// log, access lines included (issue 11 item 13: 20 MB in 12 s).
+func TestServeRefusalsAreSampled(t *testing.T) {
+	t.Parallel()
+	base, _, logs := started(t, testConfig(t, nil), &fakeProvider{})
+	const flood = 300
+	for range flood {
+		status, _ := get(t, base+"/v1/sessions", "wrong-token-0123456789")
+		require.Equal(t, http.StatusUnauthorized, status)
+	}
+	lines := strings.Count(logs.String(), "\n")
+	// Each sampler lets its burst of 20 through, and 10 a second after.
+	require.Less(t, lines, 2*(20+10*5)+10, "log lines for %d refused requests", flood)
+	require.Contains(t, logs.String(), `"suppressed":`)
+}

@@ -74,11 +74,13 @@ func newMux(d muxDeps) (mux, error) {
 	m.Handle("GET /readyz", readyz(d.Store, d.Provider, d.Log))
 	m.Handle("GET /metrics", d.Metrics)
 	m.HandleFunc("GET /openapi.json", serveOpenAPI)
-	api, err := accessLog(m, d.Meters, d.Log)
+	// One sampler for the refused requests' access lines of both servers.
+	refusals := httpapi.NewRefusalSampler(0, 0)
+	api, err := accessLog(m, d.Meters, d.Log, refusals)
 	if err != nil {
 		return mux{}, err
 	}
-	gateLogged, err := accessLog(gate, d.Meters, d.Log)
+	gateLogged, err := accessLog(gate, d.Meters, d.Log, refusals)
 	if err != nil {
 		return mux{}, err
 	}
