@@ -309,19 +309,11 @@ func (a *api) list(w http.ResponseWriter, r *http.Request) {
 	a.reply(w, r, sessionList{Sessions: list}, err)
 }
 
-// execRequest and execResponse are the wire forms of sandbox.ExecRequest and
-// sandbox.ExecResult.
+// execRequest is the wire form of sandbox.ExecRequest; ExecResponse is the
+// result's.
 type execRequest struct {
 	Command   string `json:"command"`
 	TimeoutMS int64  `json:"timeout_ms,omitempty"`
-}
-
-type execResponse struct {
-	Stdout    string `json:"stdout"`
-	Stderr    string `json:"stderr"`
-	ExitCode  int    `json:"exit_code"`
-	TimedOut  bool   `json:"timed_out"`
-	Truncated bool   `json:"truncated"`
 }
 
 func (a *api) exec(w http.ResponseWriter, r *http.Request) {
@@ -339,7 +331,7 @@ func (a *api) exec(w http.ResponseWriter, r *http.Request) {
 			Command: req.Command, Timeout: time.Duration(req.TimeoutMS) * time.Millisecond,
 		})
 	}
-	a.reply(w, r, execResponse(res), err)
+	a.reply(w, r, NewExecResponse(res), err)
 }
 
 // clipString shortens a caller's value for an error message.
