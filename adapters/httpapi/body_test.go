@@ -100,7 +100,7 @@ func TestBodyShorterThanContentLength(t *testing.T) {
 	e := newAPI(t, APIOptions{Token: apiToken})
 	e.svc.sink = func(src io.Reader, _ int64) error {
 		_, err := io.Copy(io.Discard, src)
-		return fmt.Errorf("docker: stdin copy: %v", err) // the chain lost, as an SDK does
+		return fmt.Errorf("docker: stdin copy: %s", fmt.Sprint(err)) // the chain lost, as an SDK does
 	}
 	for _, head := range []string{
 		"PUT /v1/sessions/ses_test/files?path=/w/x HTTP/1.1\r\nContent-Length: 100",
