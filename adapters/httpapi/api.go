@@ -16,6 +16,7 @@ import (
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/strictjson"
 	"github.com/sandgate/sandgate/ports"
 )
 
@@ -49,6 +50,17 @@ type APIOptions struct {
 	MaxBatchBytes  int64
 	MaxBatchFiles  int
 	MaxStreamBytes int64
+	// Bodies bounds the request bodies read at once and how long one may
+	// stall; share one with the server's other handlers (nil: a guard of
+	// the handler's own, with the defaults).
+	Bodies *BodyGuard
+	// Refusals samples the log lines of requests refused for their token
+	// (nil: a sampler of the handler's own, with the defaults).
+	Refusals *RefusalSampler
+	// BatchBudget bounds the bytes every files:batch in flight holds in
+	// memory together (nil: a budget of the handler's own, of
+	// DefaultBatchBudget bytes).
+	BatchBudget *Budget
 }
 
 func (o APIOptions) withDefaults() APIOptions {
@@ -63,6 +75,15 @@ func (o APIOptions) withDefaults() APIOptions {
 	}
 	if o.MaxStreamBytes <= 0 {
 		o.MaxStreamBytes = DefaultMaxStreamBytes
+	}
+	if o.Bodies == nil {
+		o.Bodies = NewBodyGuard(0, 0)
+	}
+	if o.Refusals == nil {
+		o.Refusals = NewRefusalSampler(0, 0)
+	}
+	if o.BatchBudget == nil {
+		o.BatchBudget = NewBudget(DefaultBatchBudget)
 	}
 	return o
 }
@@ -129,15 +150,17 @@ func NewAPIHandler(svc ports.Service, opts APIOptions) http.Handler {
 	}
 	mux.Handle("/v1/", a.authed(notFound))
 	mux.HandleFunc("/", notFound)
-	return mux
+	return opts.Bodies.Wrap(mux)
 }
 
 // authed requires the API token, when one is configured.
 func (a *api) authed(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if a.opts.Token != "" && !a.authorized(r.Header) {
-			a.log.WarnContext(r.Context(), "api request refused", "reason", "missing or wrong API token",
-				"method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+			if ok, n := a.opts.Refusals.Allow(); ok {
+				a.log.WarnContext(r.Context(), "api request refused", "reason", "missing or wrong API token",
+					"method", r.Method, "path", clipString(r.URL.Path), "remote", r.RemoteAddr, "suppressed", n)
+			}
 			w.Header().Set("WWW-Authenticate", bearerScheme)
 			writeError(w, http.StatusUnauthorized, CodeUnauthorized, "a valid API token is required")
 			return
@@ -165,13 +188,23 @@ func (a *api) authorized(h http.Header) bool {
 // logged. The session id is in every line; the error texts of the ports
 // carry no secret.
 func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
+	cause := err
+	if berr := bodyFailure(r); berr != nil {
+		// The body failed under the service, which may have made any error
+		// of the short read it was handed: the body's failure is the
+		// answer, the service's error stays in the log.
+		err = berr
+	}
 	status, code, msg := classify(err)
+	if code == CodeBusy {
+		w.Header().Set("Retry-After", "1")
+	}
 	level := slog.LevelDebug
 	if status >= http.StatusInternalServerError {
 		level = slog.LevelError
 	}
 	a.log.Log(r.Context(), level, "api request failed", "method", r.Method, "path", r.URL.Path,
-		"session_id", r.PathValue("id"), "status", status, "err", err)
+		"session_id", r.PathValue("id"), "status", status, "err", cause)
 	writeError(w, status, code, msg)
 }
 
@@ -184,23 +217,21 @@ func sessionID(r *http.Request) (domain.ID, error) {
 	return sid, nil
 }
 
-// decodeJSON reads one JSON value of at most maxJSONBytes into v, refusing
-// unknown fields (a misspelt field would otherwise be silently dropped) and
+// decodeJSON reads one JSON value of at most maxJSONBytes into v, strictly
+// (strictjson): valid UTF-8, no duplicate key, keys spelt exactly, no
+// unknown field (a misspelt field would otherwise be silently dropped), no
 // trailing data.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJSONBytes))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil && dec.More() {
-		err = errors.New("trailing data after the JSON value")
-	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBytes))
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
 		return fmt.Errorf("%w: body: larger than %d bytes", errTooLarge, maxJSONBytes)
 	case err != nil:
-		// The decoder's message names the offending field or offset, never
-		// a value it did not understand.
+		return bodyError(err)
+	}
+	if err := strictjson.Unmarshal(body, v); err != nil {
+		// strictjson's messages name a field or an offset, never a value.
 		return fmt.Errorf("%w: body: %w", executor.ErrInvalidRequest, err)
 	}
 	return nil
@@ -278,19 +309,11 @@ func (a *api) list(w http.ResponseWriter, r *http.Request) {
 	a.reply(w, r, sessionList{Sessions: list}, err)
 }
 
-// execRequest and execResponse are the wire forms of sandbox.ExecRequest and
-// sandbox.ExecResult.
+// execRequest is the wire form of sandbox.ExecRequest; ExecResponse is the
+// result's.
 type execRequest struct {
 	Command   string `json:"command"`
 	TimeoutMS int64  `json:"timeout_ms,omitempty"`
-}
-
-type execResponse struct {
-	Stdout    string `json:"stdout"`
-	Stderr    string `json:"stderr"`
-	ExitCode  int    `json:"exit_code"`
-	TimedOut  bool   `json:"timed_out"`
-	Truncated bool   `json:"truncated"`
 }
 
 func (a *api) exec(w http.ResponseWriter, r *http.Request) {
@@ -308,7 +331,7 @@ func (a *api) exec(w http.ResponseWriter, r *http.Request) {
 			Command: req.Command, Timeout: time.Duration(req.TimeoutMS) * time.Millisecond,
 		})
 	}
-	a.reply(w, r, execResponse(res), err)
+	a.reply(w, r, NewExecResponse(res), err)
 }
 
 // clipString shortens a caller's value for an error message.

@@ -63,6 +63,10 @@ type apiError struct {
 // apiErrors is ordered: a path sentinel before invalid_argument (a batch
 // member's failure can carry both), not_found for either store.
 var apiErrors = []apiError{
+	// A failed body is the cause of whatever the service made of it.
+	{ErrIncompleteBody, http.StatusBadRequest, CodeIncompleteBody, false},
+	{ErrBodyTimeout, http.StatusRequestTimeout, CodeRequestTimeout, false},
+	{ErrBusy, http.StatusServiceUnavailable, CodeBusy, false},
 	{sandbox.ErrNotFound, http.StatusNotFound, CodeNotFound, false},
 	{session.ErrNotFound, http.StatusNotFound, CodeNotFound, false},
 	{sandbox.ErrSpecMismatch, http.StatusConflict, CodeSpecMismatch, false},

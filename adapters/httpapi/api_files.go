@@ -72,8 +72,10 @@ func (a *api) writeFile(w http.ResponseWriter, r *http.Request) {
 func (a *api) writeBatch(w http.ResponseWriter, r *http.Request) {
 	sid, err := sessionID(r)
 	var files []sandbox.FileWrite
+	h := &hold{b: a.opts.BatchBudget}
+	defer h.release() // the files' bytes are garbage once written
 	if err == nil {
-		files, err = a.readBatch(w, r)
+		files, err = a.readBatch(w, r, h)
 	}
 	if err == nil {
 		err = a.svc.WriteFiles(r.Context(), sid, files)
@@ -101,13 +103,14 @@ func (a *api) export(w http.ResponseWriter, r *http.Request) {
 // readBatch reads the tar body of files:batch into the batch to write,
 // enforcing the count and byte limits as it reads — a member over them is
 // refused from its header, before its data is read and before the sandbox
-// is involved. Regular files are members; directories are skipped (writes
+// is involved. A member's memory is allocated as its bytes arrive, never
+// from what its header claims, and taken from h's budget. Regular files are members; directories are skipped (writes
 // create parents); any other entry is refused.
 //
 // Without ?root= every name must be an absolute, clean path. With it every
 // name is relative ("./" allowed), clean and free of "..", and lands under
 // root — the shape `tar -C dir -cf - .` produces.
-func (a *api) readBatch(w http.ResponseWriter, r *http.Request) ([]sandbox.FileWrite, error) {
+func (a *api) readBatch(w http.ResponseWriter, r *http.Request, h *hold) ([]sandbox.FileWrite, error) {
 	root := r.URL.Query().Get("root")
 	if root != "" {
 		if err := executor.CheckPath("root", root); err != nil && !errors.Is(err, sandbox.ErrIsDirectory) {
@@ -154,8 +157,8 @@ func (a *api) readBatch(w http.ResponseWriter, r *http.Request) ([]sandbox.FileW
 		if err != nil {
 			return nil, err
 		}
-		data := make([]byte, hdr.Size)
-		if _, err := io.ReadFull(tr, data); err != nil {
+		data, err := h.readMember(tr, hdr.Size)
+		if err != nil {
 			return nil, batchReadError(i, err)
 		}
 		files = append(files, sandbox.FileWrite{Path: target, Data: data})
@@ -166,8 +169,11 @@ func (a *api) readBatch(w http.ResponseWriter, r *http.Request) ([]sandbox.FileW
 // its byte bound, or a malformed or truncated archive.
 func batchReadError(i int, err error) error {
 	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
+	switch {
+	case errors.As(err, &tooBig):
 		return fmt.Errorf("%w: batch: the archive is larger than %d bytes", errTooLarge, tooBig.Limit)
+	case errors.Is(err, ErrBusy), errors.Is(err, ErrBodyTimeout), errors.Is(err, ErrIncompleteBody):
+		return fmt.Errorf("entry %d: %w", i, err)
 	}
 	return fmt.Errorf("%w: entry %d: not a readable tar archive: %w", executor.ErrInvalidRequest, i, err)
 }

@@ -301,7 +301,14 @@ func TestJSONBodies(t *testing.T) {
 		status           int
 		code, msg        string
 	}{
-		{"unknown field", "/v1/sessions/ses_test", `{"imagee":"x"}`, 400, CodeInvalidArgument, `unknown field "imagee"`},
+		{"unknown field", "/v1/sessions/ses_test", `{"imagee":"x"}`, 400, CodeInvalidArgument, `$.imagee: unknown field`},
+		// Issue 11 item 7: encoding/json took both of these.
+		{"key in another case", "/v1/sessions/ses_test/exec", `{"Command":"x"}`, 400, CodeInvalidArgument, "$.Command: unknown field"},
+		{"nested key in another case", "/v1/sessions/ses_test", `{"networking":{"TYPE":"limited"}}`, 400, CodeInvalidArgument, "$.networking.TYPE: unknown field"},
+		{"duplicate key", "/v1/sessions/ses_test/exec", `{"command":"rm -rf /tmp/x","command":"true"}`, 400, CodeInvalidArgument, "$.command: duplicate key"},
+		{"duplicate env key", "/v1/sessions/ses_test", `{"env":{"A":"1","A":"2"}}`, 400, CodeInvalidArgument, "$.env.A: duplicate key"},
+		// Issue 11 item 6: encoding/json ran "\ufffd" for a raw 0xff.
+		{"invalid UTF-8", "/v1/sessions/ses_test/exec", "{\"command\":\"printf \xff\"}", 400, CodeInvalidArgument, "not valid UTF-8 at byte 19"},
 		{"not JSON", "/v1/sessions/ses_test", `{`, 400, CodeInvalidArgument, "body:"},
 		{"trailing data", "/v1/sessions/ses_test", `{} {}`, 400, CodeInvalidArgument, "trailing data"},
 		{"too large", "/v1/sessions/ses_test", `{"image":"` + strings.Repeat("x", maxJSONBytes) + `"}`, 413, CodeFileTooLarge, "larger than"},
@@ -312,10 +319,12 @@ func TestJSONBodies(t *testing.T) {
 		if strings.HasSuffix(tc.path, "/exec") {
 			method = http.MethodPost
 		}
-		a := e.do(t, method, tc.path, strings.NewReader(tc.body), nil)
-		require.Equal(t, tc.status, a.status, tc.name)
-		require.Equal(t, tc.code, a.code, tc.name)
-		require.Contains(t, a.msg, tc.msg, tc.name)
+		t.Run(tc.name, func(t *testing.T) {
+			a := e.do(t, method, tc.path, strings.NewReader(tc.body), nil)
+			require.Equal(t, tc.status, a.status)
+			require.Equal(t, tc.code, a.code)
+			require.Contains(t, a.msg, tc.msg)
+		})
 	}
 	require.Empty(t, e.svc.called())
 }

@@ -157,15 +157,22 @@ func (c *Client) List(ctx context.Context) ([]ports.SessionInfo, error) {
 }
 
 // Exec is POST /v1/sessions/{id}/exec. The timeout travels in whole
-// milliseconds, rounded up.
+// milliseconds, rounded up; the output comes back byte for byte (from the
+// base64 fields when it is not UTF-8).
 func (c *Client) Exec(ctx context.Context, sid domain.ID, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
 	in := execRequest{Command: req.Command, TimeoutMS: int64((req.Timeout + time.Millisecond - 1) / time.Millisecond)}
 	if req.Timeout < 0 {
 		in.TimeoutMS = -1
 	}
-	var out execResponse
-	err := c.callJSON(ctx, http.MethodPost, sessionPath(sid, "/exec"), nil, in, &out)
-	return sandbox.ExecResult(out), err
+	var out ExecResponse
+	if err := c.callJSON(ctx, http.MethodPost, sessionPath(sid, "/exec"), nil, in, &out); err != nil {
+		return sandbox.ExecResult{}, err
+	}
+	res, err := out.Result()
+	if err != nil {
+		return sandbox.ExecResult{}, fmt.Errorf("POST exec: decode the answer: %w", err)
+	}
+	return res, nil
 }
 
 // ReadFile is GET /v1/sessions/{id}/files?path=&max_bytes=: the body

@@ -32,6 +32,8 @@ type fakeService struct {
 	sink   func(src io.Reader, size int64) error
 	source func() (io.ReadCloser, int64)
 	export func() io.ReadCloser
+	// execResult, when set, is what Exec answers.
+	execResult *sandbox.ExecResult
 }
 
 var _ ports.Service = (*fakeService)(nil)
@@ -91,6 +93,9 @@ func (f *fakeService) Exec(_ context.Context, sid domain.ID, req sandbox.ExecReq
 		return sandbox.ExecResult{}, err
 	}
 	f.exec = req
+	if f.execResult != nil {
+		return *f.execResult, nil
+	}
 	return sandbox.ExecResult{Stdout: "out:" + req.Command, Stderr: "err", ExitCode: 7, TimedOut: true, Truncated: true}, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/adapters/telemetry"
 )
 
@@ -29,8 +30,11 @@ var quiet = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
 // the request's span, counts the request by route and status, and writes
 // the request's one log line with the session id. The line has the method,
 // route, path, status, size and duration; never a query, a header or a
-// body, which may carry a file name chosen by an agent or a token.
-func accessLog(next http.Handler, mp metric.MeterProvider, log *slog.Logger) (http.Handler, error) {
+// body, which may carry a file name chosen by an agent or a token. Lines of
+// requests refused 401 pass through refusals: a client without the token
+// could otherwise write the log as fast as it can send (the metric still
+// counts every one).
+func accessLog(next http.Handler, mp metric.MeterProvider, log *slog.Logger, refusals *httpapi.RefusalSampler) (http.Handler, error) {
 	requests, err := mp.Meter("github.com/sandgate/sandgate/cmd/executor").Int64Counter(requestsMetric,
 		metric.WithDescription("Requests to the executor's HTTP API by route and status."),
 		metric.WithUnit("{request}"))
@@ -79,9 +83,17 @@ func accessLog(next http.Handler, mp metric.MeterProvider, log *slog.Logger) (ht
 			if quiet[r.URL.Path] {
 				level = slog.LevelDebug
 			}
-			attrs := []slog.Attr{slog.String("method", r.Method), slog.String("route", route),
+			var attrs []slog.Attr
+			if code == http.StatusUnauthorized {
+				ok, n := refusals.Allow()
+				if !ok {
+					return
+				}
+				attrs = append(attrs, slog.Int64("suppressed", n))
+			}
+			attrs = append(attrs, []slog.Attr{slog.String("method", r.Method), slog.String("route", route),
 				slog.String("path", clip(r.URL.Path)), slog.Int("status", code), slog.Int64("bytes", written.Load()),
-				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000)}
+				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000)}...)
 			if sid != "" {
 				attrs = append(attrs, slog.String("session_id", sid))
 			}

@@ -19,12 +19,11 @@ import (
 	"github.com/sandgate/sandgate/ports"
 )
 
-// Server bounds. No write timeout: a transfer of 500 MB may take minutes;
-// the API's own limits bound the work.
-const (
-	readHeaderTimeout = 10 * time.Second
-	idleTimeout       = 2 * time.Minute
-)
+// idleTimeout bounds a kept-alive connection between requests. There is no
+// read or write timeout: a transfer of 500 MB may take minutes. Headers
+// must arrive within SANDGATE_READ_HEADER_TIMEOUT, and a body that stalls
+// for SANDGATE_BODY_IDLE_TIMEOUT fails (httpapi.BodyGuard).
+const idleTimeout = 2 * time.Minute
 
 // serverModule provides the HTTP servers and starts them: the API (with the
 // gate config endpoint, probes, metrics and OpenAPI document) on
@@ -55,24 +54,33 @@ type mux struct {
 }
 
 func newMux(d muxDeps) (mux, error) {
+	// One guard for every handler that reads a body, on both listeners:
+	// SANDGATE_MAX_BODIES is the process's.
+	bodies := httpapi.NewBodyGuard(d.Config.MaxBodies, d.Config.BodyIdleTimeout)
 	gate, err := gateHandler(d)
 	if err != nil {
 		return mux{}, err
 	}
+	gate = bodies.Wrap(gate)
 	m := http.NewServeMux()
 	// Every path no other pattern takes answers the API's JSON 404.
-	m.Handle("/", httpapi.NewAPIHandler(d.Service, httpapi.APIOptions{Token: d.Config.APIToken, Logger: d.Log}))
+	m.Handle("/", httpapi.NewAPIHandler(d.Service, httpapi.APIOptions{
+		Token: d.Config.APIToken, Logger: d.Log,
+		Bodies: bodies, BatchBudget: httpapi.NewBudget(d.Config.BatchMemory),
+	}))
 	m.Handle(httpapi.GateConfigPath, gate)
 	m.Handle(httpapi.GateReportPath, gate)
 	m.HandleFunc("GET /healthz", healthz)
 	m.Handle("GET /readyz", readyz(d.Store, d.Provider, d.Log))
 	m.Handle("GET /metrics", d.Metrics)
 	m.HandleFunc("GET /openapi.json", serveOpenAPI)
-	api, err := accessLog(m, d.Meters, d.Log)
+	// One sampler for the refused requests' access lines of both servers.
+	refusals := httpapi.NewRefusalSampler(0, 0)
+	api, err := accessLog(m, d.Meters, d.Log, refusals)
 	if err != nil {
 		return mux{}, err
 	}
-	gateLogged, err := accessLog(gate, d.Meters, d.Log)
+	gateLogged, err := accessLog(gate, d.Meters, d.Log, refusals)
 	if err != nil {
 		return mux{}, err
 	}
@@ -126,19 +134,19 @@ type servers struct {
 
 func newServers(lc fx.Lifecycle, cfg config.Config, log *slog.Logger, m mux) *servers {
 	base, cancel := context.WithCancel(context.Background())
-	s := &servers{cfg: cfg, log: log, api: newHTTPServer(base, m.api, log), cancel: cancel}
+	s := &servers{cfg: cfg, log: log, api: newHTTPServer(base, m.api, cfg, log), cancel: cancel}
 	if cfg.GateListen != "" {
-		s.gate = newHTTPServer(base, m.gate, log)
+		s.gate = newHTTPServer(base, m.gate, cfg, log)
 	}
 	lc.Append(fx.Hook{OnStart: s.start, OnStop: s.stop})
 	return s
 }
 
-func newHTTPServer(base context.Context, h http.Handler, log *slog.Logger) *http.Server {
+func newHTTPServer(base context.Context, h http.Handler, cfg config.Config, log *slog.Logger) *http.Server {
 	return &http.Server{
 		BaseContext:       func(net.Listener) context.Context { return base },
 		Handler:           h,
-		ReadHeaderTimeout: readHeaderTimeout,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		IdleTimeout:       idleTimeout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}

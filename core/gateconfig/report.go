@@ -1,12 +1,12 @@
 package gateconfig
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/sandgate/sandgate/core/strictjson"
 )
 
 // The verdict report is the other half of the gate's wire contract: the gate
@@ -96,19 +96,17 @@ func (r Report) Empty() bool {
 // MaxReportEntries entries, each verdict "allowed" or "denied", each count
 // from 0 to MaxVerdictCount. Unknown reasons become ReasonOther, entries of
 // one (verdict, reason) are summed (capped at MaxVerdictCount) and zero
-// counts dropped. Errors wrap ErrInvalid and quote nothing the sender wrote.
+// counts dropped. Errors wrap ErrInvalid and quote no value the sender wrote
+// (a key, clipped, at most).
 func ParseReport(data []byte) (Report, error) {
 	if len(data) > MaxReportBytes {
 		return Report{}, fmt.Errorf("%w: report is %d bytes, at most %d", ErrInvalid, len(data), MaxReportBytes)
 	}
 	var r Report
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		return Report{}, fmt.Errorf("%w: report: malformed JSON or an unknown field", ErrInvalid)
-	}
-	if dec.More() {
-		return Report{}, fmt.Errorf("%w: report: trailing data", ErrInvalid)
+	// Strict like every JSON body the executor takes: valid UTF-8, no
+	// duplicate key, exact key names.
+	if err := strictjson.Unmarshal(data, &r); err != nil {
+		return Report{}, fmt.Errorf("%w: report: %w", ErrInvalid, err)
 	}
 	if len(r.Verdicts) > MaxReportEntries {
 		return Report{}, fmt.Errorf("%w: report: %d entries, at most %d", ErrInvalid, len(r.Verdicts), MaxReportEntries)

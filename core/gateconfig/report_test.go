@@ -75,6 +75,8 @@ func TestParseReport(t *testing.T) {
 		{"unknown field", `{"verdicts":[],"session":"x"}`, Report{}, "unknown field"},
 		{"trailing", `{"verdicts":[]} {}`, Report{}, "trailing"},
 		{"not json", `nope`, Report{}, "malformed"},
+		{"duplicate key", `{"verdicts":[{"verdict":"denied","verdict":"allowed","reason":"floor","count":1}]}`, Report{}, "duplicate key"},
+		{"key in another case", `{"Verdicts":[]}`, Report{}, "unknown field"},
 		{"too many entries", `{"verdicts":[` + strings.Repeat(`{"verdict":"denied","reason":"floor","count":1},`, MaxReportEntries) +
 			`{"verdict":"denied","reason":"floor","count":1}]}`, Report{}, "entries"},
 		{"too big", `{"verdicts":[]}` + strings.Repeat(" ", MaxReportBytes), Report{}, "bytes"},

@@ -7,17 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/core/sandbox"
 )
-
-// execJSON is exec's --json output: the API's ExecResult.
-type execJSON struct {
-	Stdout    string `json:"stdout"`
-	Stderr    string `json:"stderr"`
-	ExitCode  int    `json:"exit_code"`
-	TimedOut  bool   `json:"timed_out"`
-	Truncated bool   `json:"truncated"`
-}
 
 // runExec is `executor exec SESSION [--timeout D] -- COMMAND...`. The
 // command's words are joined with spaces and run by the sandbox's bash -c,
@@ -73,7 +65,9 @@ func commandExit(res sandbox.ExecResult) error {
 
 func printExec(s *Streams, asJSON bool, res sandbox.ExecResult, timeout time.Duration) error {
 	if asJSON {
-		return printJSON(s.Stdout, execJSON(res))
+		// The API's ExecResult, base64 fields and all: output that is not
+		// UTF-8 keeps its exact bytes there.
+		return printJSON(s.Stdout, httpapi.NewExecResponse(res))
 	}
 	if _, err := io.WriteString(s.Stdout, res.Stdout); err != nil {
 		return err

@@ -38,8 +38,15 @@ const (
 	DefaultIdleTTL            = 30 * time.Minute
 	DefaultReapInterval       = time.Minute
 	DefaultOrphanGrace        = 10 * time.Minute
-	DefaultK8sNamespace       = "default"
-	DefaultNetsetupImage      = "busybox:1.35"
+	// The HTTP edge (issue 11): a request's headers within 10 s, its body
+	// never idle for 30 s, 64 bodies at once, 256 MiB for files:batch
+	// members in flight.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultBodyIdleTimeout   = 30 * time.Second
+	DefaultMaxBodies         = 64
+	DefaultBatchMemory       = 256 << 20
+	DefaultK8sNamespace      = "default"
+	DefaultNetsetupImage     = "busybox:1.35"
 )
 
 // Backends of SANDGATE_BACKEND.
@@ -127,6 +134,19 @@ type Config struct {
 	IdleTTL      time.Duration
 	ReapInterval time.Duration
 	OrphanGrace  time.Duration
+	// ReadHeaderTimeout bounds the reading of a request's headers
+	// (SANDGATE_READ_HEADER_TIMEOUT).
+	ReadHeaderTimeout time.Duration
+	// BodyIdleTimeout fails a request whose body sends nothing for that
+	// long (SANDGATE_BODY_IDLE_TIMEOUT); a body that keeps sending is never
+	// cut, however long it takes.
+	BodyIdleTimeout time.Duration
+	// MaxBodies is how many request bodies are read at once
+	// (SANDGATE_MAX_BODIES); more are answered 503 "busy".
+	MaxBodies int
+	// BatchMemory bounds the bytes every files:batch in flight holds
+	// together (SANDGATE_BATCH_MEMORY_BYTES); beyond it, 503 "busy".
+	BatchMemory int64
 	// Hardening is every sandbox's containment, from SANDBOX_*.
 	Hardening sandbox.Hardening
 }
@@ -151,6 +171,7 @@ type raw struct {
 	cpDir, cpMax, idleTTL, reapInterval, orphanGrace        string
 	kubeconfig, k8sNamespace, netsetupImage                 string
 	labels                                                  string
+	readHeader, bodyIdle, maxBodies, batchMemory            string
 }
 
 func (r *raw) settings() []setting {
@@ -178,6 +199,10 @@ func (r *raw) settings() []setting {
 		{"SANDGATE_IDLE_TTL", "idle-ttl", DefaultIdleTTL.String(), "reap a session idle this long (0: never)", &r.idleTTL},
 		{"SANDGATE_REAP_INTERVAL", "reap-interval", DefaultReapInterval.String(), "how often the reaper looks (at most half the idle TTL)", &r.reapInterval},
 		{"SANDGATE_ORPHAN_GRACE", "orphan-grace", DefaultOrphanGrace.String(), "reap labelled sandboxes without a session record after this long", &r.orphanGrace},
+		{"SANDGATE_READ_HEADER_TIMEOUT", "read-header-timeout", DefaultReadHeaderTimeout.String(), "a request's headers must arrive within this long", &r.readHeader},
+		{"SANDGATE_BODY_IDLE_TIMEOUT", "body-idle-timeout", DefaultBodyIdleTimeout.String(), "a request body that sends nothing for this long fails with 408 (a body that keeps sending is never cut)", &r.bodyIdle},
+		{"SANDGATE_MAX_BODIES", "max-bodies", strconv.Itoa(DefaultMaxBodies), "request bodies read at once; more are answered 503 busy", &r.maxBodies},
+		{"SANDGATE_BATCH_MEMORY_BYTES", "batch-memory-bytes", strconv.Itoa(DefaultBatchMemory), "bytes all files:batch uploads in flight may hold in memory together; beyond, 503 busy", &r.batchMemory},
 	}
 }
 

@@ -44,6 +44,23 @@ func TestLoadDefaults(t *testing.T) {
 	require.Equal(t, DefaultIdleTTL, c.IdleTTL)
 	require.Equal(t, DefaultReapInterval, c.ReapInterval)
 	require.Equal(t, DefaultOrphanGrace, c.OrphanGrace)
+	require.Equal(t, DefaultReadHeaderTimeout, c.ReadHeaderTimeout)
+	require.Equal(t, DefaultBodyIdleTimeout, c.BodyIdleTimeout)
+	require.Equal(t, DefaultMaxBodies, c.MaxBodies)
+	require.Equal(t, int64(DefaultBatchMemory), c.BatchMemory)
+}
+
+func TestLoadEdge(t *testing.T) {
+	t.Parallel()
+	c, err := Load([]string{"-max-bodies", "3"}, env(map[string]string{
+		"SANDGATE_READ_HEADER_TIMEOUT": "2s", "SANDGATE_BODY_IDLE_TIMEOUT": "1m",
+		"SANDGATE_MAX_BODIES": "9", "SANDGATE_BATCH_MEMORY_BYTES": "134217728",
+	}), io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 2*time.Second, c.ReadHeaderTimeout)
+	require.Equal(t, time.Minute, c.BodyIdleTimeout)
+	require.Equal(t, 3, c.MaxBodies, "the flag wins")
+	require.Equal(t, int64(128<<20), c.BatchMemory)
 }
 
 func TestLoadGateOTel(t *testing.T) {
@@ -158,6 +175,10 @@ func TestLoadInvalid(t *testing.T) {
 		{"reap interval", map[string]string{"SANDGATE_REAP_INTERVAL": "0s"}, nil, "SANDGATE_REAP_INTERVAL: must be a positive"},
 		{"reap interval vs ttl", map[string]string{"SANDGATE_IDLE_TTL": "1m", "SANDGATE_REAP_INTERVAL": "31s"}, nil, "SANDGATE_REAP_INTERVAL: 31s is more than half of SANDGATE_IDLE_TTL (1m0s)"},
 		{"orphan grace", map[string]string{"SANDGATE_ORPHAN_GRACE": "soon"}, nil, "SANDGATE_ORPHAN_GRACE: must be a duration"},
+		{"header timeout", map[string]string{"SANDGATE_READ_HEADER_TIMEOUT": "0s"}, nil, "SANDGATE_READ_HEADER_TIMEOUT: must be a positive duration"},
+		{"body idle timeout", map[string]string{"SANDGATE_BODY_IDLE_TIMEOUT": "-1s"}, nil, "SANDGATE_BODY_IDLE_TIMEOUT: must be a positive duration"},
+		{"max bodies", map[string]string{"SANDGATE_MAX_BODIES": "0"}, nil, "SANDGATE_MAX_BODIES: must be a positive number"},
+		{"batch memory", map[string]string{"SANDGATE_BATCH_MEMORY_BYTES": "1024"}, nil, "SANDGATE_BATCH_MEMORY_BYTES: must be a number of bytes of at least"},
 		{"argument", nil, []string{"extra"}, `unexpected argument "extra"`},
 	}
 	for _, tt := range tests {

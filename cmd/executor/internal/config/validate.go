@@ -65,7 +65,32 @@ func (r *raw) validate() (Config, error) {
 	if err := r.validateReaper(&c); err != nil {
 		return Config{}, err
 	}
+	if err := r.validateEdge(&c); err != nil {
+		return Config{}, err
+	}
 	return c, nil
+}
+
+// minBatchMemory is the least SANDGATE_BATCH_MEMORY_BYTES: one batch of the
+// largest size the API takes must fit.
+const minBatchMemory = 64 << 20
+
+// validateEdge checks the HTTP edge's bounds.
+func (r *raw) validateEdge(c *Config) error {
+	var err error
+	if c.ReadHeaderTimeout, err = time.ParseDuration(r.readHeader); err != nil || c.ReadHeaderTimeout <= 0 {
+		return fmt.Errorf("SANDGATE_READ_HEADER_TIMEOUT: must be a positive duration such as %s", DefaultReadHeaderTimeout)
+	}
+	if c.BodyIdleTimeout, err = time.ParseDuration(r.bodyIdle); err != nil || c.BodyIdleTimeout <= 0 {
+		return fmt.Errorf("SANDGATE_BODY_IDLE_TIMEOUT: must be a positive duration such as %s", DefaultBodyIdleTimeout)
+	}
+	if c.MaxBodies, err = strconv.Atoi(r.maxBodies); err != nil || c.MaxBodies <= 0 {
+		return fmt.Errorf("SANDGATE_MAX_BODIES: must be a positive number, such as %d", DefaultMaxBodies)
+	}
+	if c.BatchMemory, err = strconv.ParseInt(r.batchMemory, 10, 64); err != nil || c.BatchMemory < minBatchMemory {
+		return fmt.Errorf("SANDGATE_BATCH_MEMORY_BYTES: must be a number of bytes of at least %d (one whole batch)", minBatchMemory)
+	}
+	return nil
 }
 
 // validateReaper checks the reaper's settings. The interval is at most half
