@@ -95,17 +95,38 @@ func (e *env) rawExec(ctx context.Context, id string, argv ...string) error {
 // interleave runs ours and base alternately n times each and returns both
 // medians: the machine's noise hits both sides alike.
 func interleave(n int, ours, base func(i int) error) (time.Duration, time.Duration, error) {
+	untimed := func(f func(int) error) func(int) (func(), error) {
+		return func(i int) (func(), error) { return func() {}, f(i) }
+	}
+	return interleaveUndo(n, untimed(ours), untimed(base))
+}
+
+// interleaveUndo is interleave for operations that leave something to undo
+// (a container to remove): each side returns its undo, which runs after the
+// clock stops, so neither side is charged for its teardown. The side that
+// goes first alternates, so that neither always runs right after the
+// other's teardown or on a cache the other warmed.
+func interleaveUndo(n int, ours, base func(i int) (undo func(), err error)) (time.Duration, time.Duration, error) {
 	var a, b []time.Duration
 	for i := range n {
-		for _, side := range []struct {
-			f   func(int) error
+		sides := []struct {
+			f   func(int) (func(), error)
 			out *[]time.Duration
-		}{{ours, &a}, {base, &b}} {
+		}{{ours, &a}, {base, &b}}
+		if i%2 == 1 {
+			sides[0], sides[1] = sides[1], sides[0]
+		}
+		for _, side := range sides {
 			t0 := time.Now()
-			if err := side.f(i); err != nil {
+			undo, err := side.f(i)
+			took := time.Since(t0)
+			if undo != nil {
+				undo()
+			}
+			if err != nil {
 				return 0, 0, err
 			}
-			*side.out = append(*side.out, time.Since(t0))
+			*side.out = append(*side.out, took)
 		}
 	}
 	return median(a), median(b), nil

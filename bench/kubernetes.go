@@ -40,22 +40,14 @@ var k8sRows = []rowSpec{
 		if err != nil {
 			return Row{}, err
 		}
-		count := 10000
-		if e.quick {
-			count = 500
-		}
-		// The raw tar needs the directories, as our one-shot script makes
-		// them; make them for the baseline first, untimed.
-		n := e.iterations(3, 1)
-		for i := range n {
-			if err := k.rawExec(ctx, nil, "/bin/bash", "-c", fmt.Sprintf("mkdir -p /workspace/raw%d/d{00..99}", i)); err != nil {
-				return Row{}, err
-			}
-		}
+		// Both sides' inputs are made before any clock starts, and neither
+		// side's directories exist: tar makes missing parents itself.
+		count, n := e.bulkCount(), e.iterations(3, 1)
+		ours, raw := bulkInputs(n, count)
 		row, err := latencyRow(n, func(i int) error {
-			return k.sb.WriteFiles(ctx, tree(fmt.Sprintf("/workspace/bulk%d", i), count))
+			return k.sb.WriteFiles(ctx, ours[i])
 		}, func(i int) error {
-			return k.rawExec(ctx, bytes.NewReader(tarOf(tree(fmt.Sprintf("/workspace/raw%d", i), count))), "tar", "-x", "-C", "/")
+			return k.rawExec(ctx, bytes.NewReader(raw[i]), "tar", "-x", "-C", "/")
 		})
 		row.Note = fmt.Sprintf("%d files", count)
 		return row, err

@@ -24,6 +24,7 @@ import (
 	"github.com/sandgate/sandgate/adapters/docker/dockertest"
 	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/core/session"
+	"github.com/sandgate/sandgate/internal/proctest"
 )
 
 // procToken is the API token of every executor process these tests start.
@@ -39,7 +40,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := proctest.Run(m) // and no executor process outlives the tests
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)
 	}

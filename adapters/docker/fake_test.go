@@ -34,6 +34,7 @@ type fakeEngine struct {
 	execs      map[string]*fakeExec
 	nextID     int
 	calls      []string
+	inspects   map[string]int // ContainerInspect calls by ref
 
 	// Hooks, each optional.
 	onCreate func(name string) error               // before a create takes the name
@@ -78,7 +79,7 @@ type fakeExec struct {
 
 func newFakeEngine() *fakeEngine {
 	return &fakeEngine{containers: map[string]*fakeContainer{}, images: map[string]bool{"img": true},
-		execs: map[string]*fakeExec{}, removals: map[string]int{}, imageUsers: map[string]string{}, files: map[string][]byte{}}
+		execs: map[string]*fakeExec{}, removals: map[string]int{}, inspects: map[string]int{}, imageUsers: map[string]string{}, files: map[string][]byte{}}
 }
 
 func (f *fakeEngine) record(call string) {
@@ -166,6 +167,7 @@ func (f *fakeEngine) ContainerStart(_ context.Context, id string, _ container.St
 func (f *fakeEngine) ContainerInspect(_ context.Context, ref string) (container.InspectResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.inspects[ref]++
 	c := f.byRef(ref)
 	if c == nil {
 		return container.InspectResponse{}, notFound("container")

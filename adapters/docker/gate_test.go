@@ -294,3 +294,32 @@ func TestGateConfigShape(t *testing.T) {
 	require.NotNil(t, host.PidsLimit)
 	require.Contains(t, cfg.Env, "GATE_TOKEN=sgt_x")
 }
+
+// Adopting an ungated sandbox costs one inspect: the sandbox's own network
+// mode says it has no gate, so the gate's name is not looked up (a 404
+// every time). A gated one also inspects its gate, to check the pairing
+// (C-GATE-3).
+func TestAdoptionInspectsTheGateOnlyWhenGated(t *testing.T) {
+	t.Parallel()
+	for _, gated := range []bool{false, true} {
+		f := gatedFake()
+		p := fakeProvider(f)
+		s := spec("ses_a")
+		want := map[string]int{sandbox.DockerName("ses_a"): 1}
+		if gated {
+			s = gatedSpec("ses_a", &recMinter{f: f})
+			want[sandbox.DockerGateName("ses_a")] = 1
+		}
+		first, err := p.Provision(context.Background(), s)
+		require.NoError(t, err)
+		f.mu.Lock()
+		clear(f.inspects)
+		f.mu.Unlock()
+		again, err := p.Provision(context.Background(), s)
+		require.NoError(t, err)
+		require.Equal(t, first.ID(), again.ID())
+		f.mu.Lock()
+		require.Equal(t, want, f.inspects, "gated=%v", gated)
+		f.mu.Unlock()
+	}
+}

@@ -106,7 +106,7 @@ func (p *Provider) adoptExisting(ctx context.Context, spec sandbox.Spec, name st
 	if err := checkOwned(c, spec.SessionID.String()); err != nil {
 		return nil, false, err
 	}
-	gate, err := p.currentGate(ctx, spec)
+	gate, err := p.pairedGate(ctx, spec, c)
 	if err != nil {
 		return nil, false, err
 	}
@@ -141,13 +141,24 @@ func (p *Provider) ensureRunning(ctx context.Context, c container.InspectRespons
 	return translate(p.eng.ContainerStart(ctx, c.ID, container.StartOptions{}), "start "+c.Name)
 }
 
-// currentGate inspects the session's gate container; the zero value when
-// there is none. A foreign holder of the gate's name is refused.
-func (p *Provider) currentGate(ctx context.Context, spec sandbox.Spec) (container.InspectResponse, error) {
+// pairedGate inspects the session's gate container for adoption: the zero
+// value when there is none, and a foreign holder of the gate's name is
+// refused. It looks only when the sandbox itself is gated (its network mode
+// joins another container's), since only then does DecideAdoption read the
+// gate, to check the pairing (C-GATE-3). An ungated sandbox needs no gate
+// either way: adopting it as ungated ignores gates, and a gated request
+// rebuilds it, which removes every container of the session by label, a
+// leftover gate included. So adopting an ungated sandbox costs one inspect,
+// not a second one answering 404 every time.
+func (p *Provider) pairedGate(ctx context.Context, spec sandbox.Spec, c container.InspectResponse) (container.InspectResponse, error) {
+	none := container.InspectResponse{ContainerJSONBase: &container.ContainerJSONBase{}}
+	if !observe(c, "").Gated {
+		return none, nil
+	}
 	name := sandbox.DockerGateName(spec.SessionID.String())
 	g, err := p.eng.ContainerInspect(ctx, name)
 	if cerrdefs.IsNotFound(err) {
-		return container.InspectResponse{ContainerJSONBase: &container.ContainerJSONBase{}}, nil
+		return none, nil
 	}
 	if err != nil {
 		return g, translate(err, "inspect "+name)

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/internal/proctest"
 )
 
 // TestMain runs main instead of the tests when the test binary is re-run by
@@ -20,7 +22,7 @@ func TestMain(m *testing.M) {
 		os.Args = append([]string{"executor"}, os.Args[1:]...)
 		main()
 	}
-	os.Exit(m.Run())
+	proctest.Main(m) // no process or goroutine outlives the tests
 }
 
 func runMain(t *testing.T, url string, args ...string) (code int, stdout, stderr string) {

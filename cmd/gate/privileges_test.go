@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/internal/proctest"
 )
 
 // dropHelperEnv makes the test binary, re-executed, run dropPrivileges in a
@@ -33,7 +35,7 @@ func TestMain(m *testing.M) {
 		fmt.Printf("result: %v uid=%d gid=%d\n", err, os.Getuid(), os.Getgid())
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	proctest.Main(m) // no process or goroutine outlives the tests
 }
 
 func TestDropPrivileges(t *testing.T) {

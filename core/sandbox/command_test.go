@@ -26,8 +26,7 @@ func TestKeepAliveArgv(t *testing.T) {
 	argv := KeepAliveArgv(dir)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = t.TempDir()
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	startGroupOf(t, cmd)
 	require.Eventually(t, func() bool {
 		fi, err := os.Stat(dir)
 		return err == nil && fi.IsDir()

@@ -18,13 +18,28 @@ import (
 func startGroup(t *testing.T) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command("sleep", "30")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	startKilled(t, cmd, &syscall.SysProcAttr{Setsid: true})
+	return cmd
+}
+
+// startGroupOf starts cmd as the leader of a process group of its own; the
+// group is killed when t ends.
+func startGroupOf(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	startKilled(t, cmd, &syscall.SysProcAttr{Setpgid: true})
+}
+
+// startKilled starts cmd leading a group (attr: Setsid or Setpgid) and
+// SIGKILLs the whole group when t ends: killing only cmd would leave what
+// it started (the keep-alive's `sleep 3600`) running, orphaned.
+func startKilled(t *testing.T, cmd *exec.Cmd, attr *syscall.SysProcAttr) {
+	t.Helper()
+	cmd.SysProcAttr = attr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		_ = cmd.Wait()
 	})
-	return cmd
 }
 
 // deadGroup returns the pid of a process that has exited and been reaped,
@@ -49,8 +64,8 @@ func zombieGroup(t *testing.T) int {
 	parent.ExtraFiles = []*os.File{release}
 	out, err := parent.StdoutPipe()
 	require.NoError(t, err)
-	require.NoError(t, parent.Start())
-	t.Cleanup(func() { _ = parent.Process.Kill(); _ = parent.Wait() })
+	t.Cleanup(func() { _ = hold.Close() }) // the child ends even when t fails early
+	startGroupOf(t, parent)
 	line := make([]byte, 16)
 	n, err := out.Read(line)
 	require.NoError(t, err)

@@ -1,0 +1,11 @@
+package sandbox
+
+import (
+	"testing"
+
+	"github.com/sandgate/sandgate/internal/proctest"
+)
+
+// TestMain fails the run when a test leaves a process (the host's bash
+// running an in-sandbox script, a group it started) or a goroutine behind.
+func TestMain(m *testing.M) { proctest.Main(m) }
