@@ -189,7 +189,7 @@ func TestInterceptRechecksPolicy(t *testing.T) {
 		return resp.StatusCode
 	}
 	require.Equal(t, http.StatusOK, ask())
-	cfg.Networking.AllowedHosts = []string{"other.example.com", "127.0.0.1"}
+	cfg.Networking.AllowedHosts = anyPort("other.example.com", "127.0.0.1")
 	require.NoError(t, h.p.SetConfig(cfg))
 	require.Equal(t, http.StatusForbidden, ask(), "the same tunnel, decided again")
 	h.p.Revoke()

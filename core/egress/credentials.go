@@ -20,15 +20,18 @@ type Bound struct {
 }
 
 // Credentials returns the credentials bound to t. It is empty unless the
-// policy admits t: a credential's own hosts never widen the policy.
+// policy admits t: a credential's own hosts never widen the policy. A
+// credential entry with a port binds on that port only; one without binds
+// on every port the policy admits for the host (the host is what the
+// secret is entrusted to; the allowlist decides its ports).
 func (p *Policy) Credentials(t Target) Bound {
-	if p == nil || !p.admitHost(t.Host).Allowed {
+	if p == nil || !p.admit(t).Allowed {
 		return Bound{}
 	}
 	var b Bound
 	for _, c := range p.credentials {
 		for _, pat := range c.hosts {
-			if pat.MatchHost(t.Host) {
+			if pat.MatchHost(t.Host) && (!pat.hasPort() || pat.MatchPort(t.Port)) {
 				b.creds = append(b.creds, c)
 				break
 			}
