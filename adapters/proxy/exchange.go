@@ -218,6 +218,7 @@ func (b *respBody) Read(p []byte) (int, error) {
 	n, err := b.Reader.Read(p)
 	if err != nil && b.trailer != nil {
 		replaceHeader(b.trailer, b.redact)
+		dropSecretNames(b.trailer, b.redact)
 		b.trailer = nil
 	}
 	return n, err

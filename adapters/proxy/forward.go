@@ -84,6 +84,12 @@ func (p *Proxy) forward(req *http.Request, tun *tunnel) *http.Response {
 		return x.respond(req, http.StatusForbidden, reasonDenied)
 	}
 	bound := pol.Credentials(t)
+	if isWebSocket(req.Header) && !bound.Redactor().Empty() {
+		// The frames after a 101 are outside echo redaction (a secret
+		// could come back in one), so a WebSocket to a host with bound
+		// credentials is refused before the origin sees it.
+		return x.respond(req, http.StatusForbidden, reasonUpgradeBound)
+	}
 	out, err := p.outbound(req, scheme, t, bound, x)
 	if err != nil {
 		status, reason, _, _ := failure(err)
@@ -274,9 +280,15 @@ func (p *Proxy) inbound(req *http.Request, resp *http.Response, bound egress.Bou
 	redact := bound.Redactor()
 	replaceHeader(h, redact)
 	resp.Header = h
+	if !redact.Empty() {
+		// The reason phrase is the origin's free text, relayed as is
+		// inside a tunnel: the standard one replaces it.
+		resp.Status = strconv.Itoa(resp.StatusCode) + " " + http.StatusText(resp.StatusCode)
+		dropSecretNames(h, redact)
+	}
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		rwc, ok := resp.Body.(io.ReadWriteCloser)
-		if !ok || !websocket {
+		if !ok || !websocket || !redact.Empty() {
 			_ = resp.Body.Close()
 			return x.respond(req, http.StatusBadGateway, reasonUnsupportedUp)
 		}

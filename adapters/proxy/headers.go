@@ -85,9 +85,20 @@ func tokenIn(h http.Header, name, token string) bool {
 	return false
 }
 
+// dropSecretNames removes from a response every header whose name holds a
+// bound secret in any letter case (names are re-cased, so a name cannot be
+// redacted in place). replaceHeader does the values.
+func dropSecretNames(h http.Header, r *egress.Replacer) {
+	for name := range h {
+		if r.ContainsFold(name) {
+			delete(h, name)
+		}
+	}
+}
+
 // replaceHeader applies r to every header value in place (substitution into
 // a request, redaction of a response) and returns the ids used. Names are
-// left alone: a name is no place for a secret.
+// left alone here (dropSecretNames).
 func replaceHeader(h http.Header, r *egress.Replacer) []string {
 	if r.Empty() {
 		return nil
