@@ -67,7 +67,7 @@ func (g *benchGate) close() {
 // loopbackPolicy admits the loopback origins (an exact IP opens the dial
 // floor for it, C-GW-5), with creds bound to them.
 func loopbackPolicy(creds ...gateconfig.Credential) gateconfig.Config {
-	return gateconfig.Config{Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"127.0.0.1"}},
+	return gateconfig.Config{Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"127.0.0.1:*"}}, // loopback origins on ephemeral ports
 		Credentials: creds}
 }
 

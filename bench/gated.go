@@ -117,13 +117,12 @@ func provisionGatedRow(ctx context.Context, e *env) (Row, error) {
 	if err != nil {
 		return Row{}, err
 	}
-	host, _, _ := strings.Cut(origin, ":")
 	get := fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/15080 && printf 'GET http://%[1]s/ HTTP/1.1\r\nHost: %[1]s\r\nConnection: close\r\n\r\n' >&3 && cat <&3`, origin)
 	var total, prov, first []time.Duration
 	for range e.iterations(5, 2) {
 		sid := domain.NewID("ses")
 		if err := cp.store.PutSession(ctx, session.Session{ID: sid,
-			Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{host}}}); err != nil {
+			Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{origin}}}); err != nil {
 			return Row{}, err
 		}
 		spec := sandbox.Spec{SessionID: sid, Image: e.image,

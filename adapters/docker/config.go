@@ -65,6 +65,8 @@ func containerConfig(spec sandbox.Spec, ncpu int, extraLabels map[string]string)
 		host.CapDrop = drop
 		host.SecurityOpt = []string{"no-new-privileges"}
 	}
+	// Every sandbox: sockets only of the families a firewall governs.
+	host.SecurityOpt = append(host.SecurityOpt, "seccomp="+seccompProfile())
 	if h.ReadOnlyRootfs {
 		// Volumes, not tmpfs: the archive endpoint (bulk writes) cannot
 		// extract into a tmpfs mount of a container (C-HARD-4).

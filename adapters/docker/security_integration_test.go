@@ -235,6 +235,21 @@ func (s *securitySuite) privilegeRows(t *testing.T) {
 		require.Contains(t, res.Stdout, "inet raw icmp: operation not permitted")
 		require.Contains(t, res.Stdout, "packet raw: operation not permitted")
 	})
+	// The firewall governs IP in the network namespace; vsock and the other
+	// families go past it, so the sandbox's seccomp profile denies them (on
+	// the unrestricted sandbox as well).
+	for name, sb := range s.both() {
+		t.Run("socket families "+name, func(t *testing.T) {
+			res := s.probe(t, sb, "families")
+			requireRefused(t, res, "vsock: opened")
+			for _, f := range []string{"unix", "inet", "netlink"} {
+				require.Contains(t, res.Stdout, f+": opened\n", "stdout %q stderr %q", res.Stdout, res.Stderr)
+			}
+			for _, f := range []string{"vsock", "alg", "packet", "tipc"} {
+				require.Contains(t, res.Stdout, f+": operation not permitted\n", "stdout %q", res.Stdout)
+			}
+		})
+	}
 	t.Run("setuid to the gate uid", func(t *testing.T) {
 		res := s.probe(t, s.limited, "setuid", strconv.Itoa(sandbox.DefaultGateUID))
 		requireRefused(t, res, "uid ")
@@ -442,10 +457,16 @@ func (s *securitySuite) streamRows(t *testing.T) {
 		require.GreaterOrEqual(t, times[2]-times[0], 2000, "events arrived together: %v", times)
 	})
 	t.Run("WebSocket upgrade relays both ways", func(t *testing.T) {
-		res := s.probe(t, s.limited, "upgrade", "http://"+gatetest.OriginName+"/ws/m/ws/")
+		res := s.probe(t, s.limited, "upgrade", "http://"+s.ip+"/ws/m/ws/")
 		requireStatus(t, res, 101)
 		require.Contains(t, res.Stdout, "echo: probe-ws-message\n")
 		require.Len(t, s.e.OriginRequests(t, "/ws/m/ws/"), 1)
+	})
+	t.Run("WebSocket to a credential-bound host is refused", func(t *testing.T) {
+		// Its frames would pass echo redaction by (docs/SECURITY.md).
+		res := s.probe(t, s.limited, "upgrade", "http://"+gatetest.OriginName+"/ws/m/ws-bound/")
+		requireStatus(t, res, 403)
+		s.requireUnseen(t, "/ws/m/ws-bound/")
 	})
 	t.Run("slowloris is cut off", func(t *testing.T) {
 		res := s.probe(t, s.limited, "slowloris", "--for", "50s", "http://"+s.ip+"/m/slowloris/")

@@ -89,7 +89,7 @@ func gatedHarness(t *testing.T, cfg *rest.Config, cli k8s.Interface, base string
 	w := newGatedWorld(t, cli)
 	return &porttest.GatedHarness{
 		Gate: func(rt *testing.T, sid domain.ID) *sandbox.GateSpec {
-			return w.gate(rt, sid, domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{w.originIP}})
+			return w.gate(rt, sid, domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{w.origin()}})
 		},
 		Origin:       w.origin(),
 		OriginBody:   w.body,

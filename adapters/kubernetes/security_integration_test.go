@@ -64,7 +64,7 @@ func TestSecurity(t *testing.T) {
 		gatetest.UploadProbe(t, sb)
 		return sb
 	}
-	limited := provision(domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{w.originIP}})
+	limited := provision(domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{w.origin()}})
 	open := provision(domain.Networking{Type: domain.NetUnrestricted})
 	both := map[string]ports.Sandbox{"limited": limited, "unrestricted": open}
 	host := gatetest.PodBridgeAddr(t)
@@ -145,7 +145,7 @@ func TestSecurity(t *testing.T) {
 			w.gateImage)
 		importImage(t, broken)
 		sid := domain.NewID("ses")
-		networking := domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{w.originIP}}
+		networking := domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{w.origin()}}
 		g := w.gate(t, sid, networking)
 		g.Image = broken
 		c, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

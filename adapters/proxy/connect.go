@@ -66,7 +66,9 @@ func (p *Proxy) opaque(w http.ResponseWriter, r *http.Request, pol *egress.Polic
 		return
 	}
 	x.setStatus(http.StatusOK)
-	p.relay(client, buffered(brw.Reader), up, t, x)
+	idle := watchIdle(p.opts.TunnelIdleTimeout, func() { _, _ = client.Close(), up.Close() })
+	defer idle.stop()
+	p.relay(idleConn{client, idle}, buffered(brw.Reader), idleConn{up, idle}, t, x)
 }
 
 // buffered returns the client's bytes the server's reader had buffered past

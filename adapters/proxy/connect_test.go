@@ -99,7 +99,7 @@ func TestConnectSNIMismatchCloses(t *testing.T) {
 	for _, s := range spans {
 		rules[attr(s, "sandgate.rule").AsString()]++
 	}
-	require.Equal(t, map[string]int{"opened:127.0.0.1": 3, ruleSNIMismatch: 2}, rules)
+	require.Equal(t, map[string]int{"opened:127.0.0.1:*": 3, ruleSNIMismatch: 2}, rules)
 }
 
 // bufConn reads through the reader that already holds the CONNECT reply.
@@ -184,4 +184,35 @@ func (c *earlyConn) Read(b []byte) (int, error) {
 		require.Equal(c.t, http.StatusOK, resp.StatusCode)
 	}
 	return c.br.Read(b)
+}
+
+// TestConnectPorts: a bare allowed_hosts entry admits the web ports only
+// (a CONNECT to :22 or :8443 of an allowlisted host is refused before any
+// dial); host:port admits exactly that port.
+func TestConnectPorts(t *testing.T) {
+	t.Parallel()
+	o := newOrigin(t, echo(nil), false)
+	other := newOrigin(t, echo(nil), false)
+	cfg := limited(nil, nil, nil)
+	cfg.Networking.AllowedHosts = []string{"127.0.0.1", "api.example.com", "localhost:" + o.port()}
+	h := start(t, Options{}, &cfg)
+	for _, authority := range []string{"api.example.com:22", "api.example.com:8443", "127.0.0.1:22", "127.0.0.1:" + o.port(), "localhost:" + other.port()} {
+		resp, body := rawRequest(t, h.addr, "CONNECT "+authority+" HTTP/1.1\r\nHost: "+authority+"\r\n\r\n")
+		require.Equal(t, http.StatusForbidden, resp.StatusCode, authority)
+		require.Equal(t, fixedBody(reasonDenied), body)
+	}
+	for _, sp := range h.spans.wait(t, 5) {
+		require.Equal(t, egress.RuleNotAllowed, attr(sp, "sandgate.rule").AsString())
+	}
+	require.Zero(t, o.conns.Load()+other.conns.Load(), "a refused port is never dialled")
+
+	cfg.Networking.AllowedHosts = []string{"127.0.0.1:" + o.port()}
+	require.NoError(t, h.p.SetConfig(cfg))
+	conn, _ := connect(t, h.addr, "127.0.0.1:"+o.port())
+	_, err := io.WriteString(conn, "GET /p HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	_ = resp.Body.Close()
 }

@@ -64,7 +64,7 @@ func (p *Proxy) dial(ctx context.Context, pol *egress.Policy, t egress.Target) (
 	for i, a := range addrs {
 		a = a.WithZone("")
 		addrs[i] = a
-		v := pol.AdmitAddr(a)
+		v := pol.AdmitAddr(netip.AddrPortFrom(a, t.Port))
 		if !v.Allowed {
 			return nil, v, refused(v)
 		}

@@ -44,4 +44,13 @@
 //     gets 502: the redactor sees only whole, unencoded bodies.
 //   - At most 8 request bodies are substituted (and held in memory) at
 //     once; a request over that gets 429.
+//   - Tunnels and upgraded connections that move no byte either way for
+//     Options.TunnelIdleTimeout (5 min) are closed; an intercepted tunnel
+//     awaiting a response head is not idle.
+//   - With credentials bound, echo redaction also replaces the reason
+//     phrase by the standard one and drops headers whose name holds a
+//     secret; a WebSocket upgrade is refused (403): its frames would pass
+//     the redactor by.
+//   - Every header with a "proxy" word in its name is dropped both ways
+//     (Proxy-*, X-Upstream-Https-Proxy, …): it steers proxies, not origins.
 package proxy

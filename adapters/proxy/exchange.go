@@ -218,6 +218,7 @@ func (b *respBody) Read(p []byte) (int, error) {
 	n, err := b.Reader.Read(p)
 	if err != nil && b.trailer != nil {
 		replaceHeader(b.trailer, b.redact)
+		dropSecretNames(b.trailer, b.redact)
 		b.trailer = nil
 	}
 	return n, err
@@ -236,24 +237,40 @@ func (b *respBody) Close() error {
 // goproxy relays it both ways; it counts both and ends the exchange on
 // Close.
 type upgradeBody struct {
-	rwc io.ReadWriteCloser
-	x   *exchange
+	rwc  io.ReadWriteCloser
+	x    *exchange
+	idle *idleWatch // plain upgrades only; nil inside a tunnel
+	once sync.Once
 }
 
 func (b *upgradeBody) Read(p []byte) (int, error) {
 	n, err := b.rwc.Read(p)
 	b.x.recv.Add(int64(n))
+	b.touch(n)
 	return n, err
 }
 
 func (b *upgradeBody) Write(p []byte) (int, error) {
 	n, err := b.rwc.Write(p)
 	b.x.sent.Add(int64(n))
+	b.touch(n)
 	return n, err
 }
 
+func (b *upgradeBody) touch(n int) {
+	if n > 0 && b.idle != nil {
+		b.idle.touch()
+	}
+}
+
 func (b *upgradeBody) Close() error {
-	err := b.rwc.Close()
-	b.x.finish()
+	var err error
+	b.once.Do(func() {
+		if b.idle != nil {
+			b.idle.stop()
+		}
+		err = b.rwc.Close()
+		b.x.finish()
+	})
 	return err
 }

@@ -31,7 +31,9 @@ func (p *Proxy) onRequest(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Reque
 		return req, p.forward(req, tun)
 	}
 	tun.conn.requestRead()
+	tun.conn.idle.begin()
 	resp := p.forward(req, tun)
+	tun.conn.idle.end()
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		// goproxy closes the body once the response is written; a
 		// WebSocket ends the tunnel's request loop instead.
@@ -82,6 +84,12 @@ func (p *Proxy) forward(req *http.Request, tun *tunnel) *http.Response {
 		return x.respond(req, http.StatusForbidden, reasonDenied)
 	}
 	bound := pol.Credentials(t)
+	if isWebSocket(req.Header) && !bound.Redactor().Empty() {
+		// The frames after a 101 are outside echo redaction (a secret
+		// could come back in one), so a WebSocket to a host with bound
+		// credentials is refused before the origin sees it.
+		return x.respond(req, http.StatusForbidden, reasonUpgradeBound)
+	}
 	out, err := p.outbound(req, scheme, t, bound, x)
 	if err != nil {
 		status, reason, _, _ := failure(err)
@@ -187,7 +195,7 @@ func (p *Proxy) outbound(req *http.Request, scheme string, t egress.Target, boun
 	ctx, cancel := context.WithCancel(req.Context())
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
 		if ap, err := netip.ParseAddrPort(info.Conn.RemoteAddr().String()); err == nil {
-			v := p.policy.Load().AdmitAddr(ap.Addr())
+			v := p.policy.Load().AdmitAddr(ap)
 			x.floor(v)
 			if !v.Allowed {
 				// cancel alone races with the request's write on a
@@ -272,13 +280,26 @@ func (p *Proxy) inbound(req *http.Request, resp *http.Response, bound egress.Bou
 	redact := bound.Redactor()
 	replaceHeader(h, redact)
 	resp.Header = h
+	if !redact.Empty() {
+		// The reason phrase is the origin's free text, relayed as is
+		// inside a tunnel: the standard one replaces it.
+		resp.Status = strconv.Itoa(resp.StatusCode) + " " + http.StatusText(resp.StatusCode)
+		dropSecretNames(h, redact)
+	}
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		rwc, ok := resp.Body.(io.ReadWriteCloser)
-		if !ok || !websocket {
+		if !ok || !websocket || !redact.Empty() {
 			_ = resp.Body.Close()
 			return x.respond(req, http.StatusBadGateway, reasonUnsupportedUp)
 		}
-		resp.Body = &upgradeBody{rwc: rwc, x: x}
+		up := &upgradeBody{rwc: rwc, x: x}
+		if fw, ok := req.Context().Value(flushWriterKey{}).(*flushWriter); ok && tun == nil {
+			// A plain upgrade: its own idle watch (a tunnel's covers an
+			// intercepted one).
+			up.idle = watchIdle(p.opts.TunnelIdleTimeout, func() { _ = rwc.Close(); fw.closeConn() })
+			fw.adopt(up)
+		}
+		resp.Body = up
 		return resp
 	}
 	if !redact.Empty() && encoded(resp.Header) {

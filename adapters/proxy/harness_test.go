@@ -37,10 +37,12 @@ var (
 	phB = egress.Placeholder(domain.ID(sessionID), "b")
 )
 
-// limited is a limited config allowing hosts, with credential "a" bound to
-// hostsA for headers and body and "b" bound to hostsB for headers only.
+// limited is a limited config allowing hosts on every port (test origins
+// listen on ephemeral ports; an entry that already names a port keeps it),
+// with credential "a" bound to hostsA for headers and body and "b" bound to
+// hostsB for headers only.
 func limited(hosts []string, hostsA, hostsB []string) gateconfig.Config {
-	cfg := gateconfig.Config{Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: hosts}}
+	cfg := gateconfig.Config{Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: anyPort(hosts...)}}
 	if len(hostsA) > 0 {
 		cfg.Credentials = append(cfg.Credentials, gateconfig.Credential{
 			ID: "cred-a", Placeholder: phA, Secret: gateconfig.NewSecret(secretA), AllowedHosts: hostsA,
@@ -54,6 +56,18 @@ func limited(hosts []string, hostsA, hostsB []string) gateconfig.Config {
 		})
 	}
 	return cfg
+}
+
+// anyPort spells each bare allowed_hosts entry with ":*".
+func anyPort(hosts ...string) []string {
+	out := make([]string, len(hosts))
+	for i, h := range hosts {
+		out[i] = h
+		if p, err := egress.ParsePattern(h); err == nil && p.Host() == h {
+			out[i] = h + ":*"
+		}
+	}
+	return out
 }
 
 func unrestricted() gateconfig.Config {

@@ -8,15 +8,16 @@ import (
 )
 
 // hopHeaders are the hop-by-hop headers of RFC 9110 §7.6.1 plus the
-// pre-standard Proxy-Connection; every other Proxy-* header goes as well.
+// pre-standard Proxy-Connection; every proxy-control header goes as well
+// (proxyControl).
 var hopHeaders = []string{
 	"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
 	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
 }
 
 // cleanHeader returns a copy of h without hop-by-hop headers, the headers
-// its Connection header names, and any Proxy-* header, both ways (C-GW-3,
-// C-GW-6). A WebSocket upgrade is the one hop-by-hop exchange relayed: its
+// its Connection header names, and any proxy-control header (proxyControl),
+// both ways (C-GW-3, C-GW-6). A WebSocket upgrade is the one hop-by-hop exchange relayed: its
 // Connection and Upgrade headers are put back so the next hop switches too;
 // any other upgrade is dropped. "TE: trailers" survives, as net/http's
 // reverse proxy keeps it for gRPC.
@@ -38,7 +39,7 @@ func cleanHeader(h http.Header) (out http.Header, websocket bool) {
 		out.Del(name)
 	}
 	for name := range out {
-		if len(name) > 6 && strings.EqualFold(name[:6], "proxy-") {
+		if proxyControl(name) {
 			delete(out, name)
 		}
 	}
@@ -50,6 +51,21 @@ func cleanHeader(h http.Header) (out http.Header, websocket bool) {
 		out.Set("Te", "trailers")
 	}
 	return out, websocket
+}
+
+// proxyControl reports whether a header name has "proxy" as one of its
+// dash-separated words: Proxy-Authorization, Proxy-Foo, X-Proxy-Id,
+// X-Upstream-Https-Proxy, X-Forwarded-Proxy, … Such headers steer the
+// proxies on a path (some honour X-Upstream-*-Proxy as the next hop), and
+// none is the sandbox's to send to an origin, nor an origin's to send back.
+// A name is the unit, not a substring: X-Proxyless stays.
+func proxyControl(name string) bool {
+	for word := range strings.SplitSeq(name, "-") {
+		if strings.EqualFold(word, "proxy") {
+			return true
+		}
+	}
+	return false
 }
 
 func isWebSocket(h http.Header) bool {
@@ -69,9 +85,20 @@ func tokenIn(h http.Header, name, token string) bool {
 	return false
 }
 
+// dropSecretNames removes from a response every header whose name holds a
+// bound secret in any letter case (names are re-cased, so a name cannot be
+// redacted in place). replaceHeader does the values.
+func dropSecretNames(h http.Header, r *egress.Replacer) {
+	for name := range h {
+		if r.ContainsFold(name) {
+			delete(h, name)
+		}
+	}
+}
+
 // replaceHeader applies r to every header value in place (substitution into
 // a request, redaction of a response) and returns the ids used. Names are
-// left alone: a name is no place for a secret.
+// left alone here (dropSecretNames).
 func replaceHeader(h http.Header, r *egress.Replacer) []string {
 	if r.Empty() {
 		return nil

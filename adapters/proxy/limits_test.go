@@ -84,7 +84,7 @@ func TestInterceptBodyIsNotAHead(t *testing.T) {
 			authority := "api.example.com:" + o.port()
 			conn, br := innerTLS(t, h, authority, "api.example.com")
 			if tc.refuse {
-				cfg.Networking.AllowedHosts = []string{"other.example.com", "127.0.0.1"}
+				cfg.Networking.AllowedHosts = anyPort("other.example.com", "127.0.0.1")
 				require.NoError(t, h.p.SetConfig(cfg))
 			}
 			body := strings.Repeat("b", 3*maxHeadBytes)
@@ -258,7 +258,7 @@ func pooledRefusal(t *testing.T) (int, int32) {
 	require.NoError(t, err)
 	// While /one's connection is busy (so no CloseIdleConnections reaches
 	// it), the floor stops admitting loopback; the host stays allowed.
-	cfg.Networking.AllowedHosts = []string{"api.test"}
+	cfg.Networking.AllowedHosts = anyPort("api.test")
 	require.NoError(t, h.p.SetConfig(cfg))
 	// SetConfig's CloseIdleConnections would also close /one's connection
 	// when it turns idle, until the transport next looks for one: this

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -151,7 +152,9 @@ func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	// HeaderTimeout, or a silent tunnel would hold its slot forever.
 	_ = tc.SetReadDeadline(time.Now().Add(w.p.opts.HeaderTimeout))
 	untrack := w.p.track(tc)
+	tc.idle = watchIdle(w.p.opts.TunnelIdleTimeout, func() { _ = tc.Close() })
 	tc.done = func() {
+		tc.idle.stop()
 		untrack()
 		w.p.release()
 		x.finish()
@@ -169,6 +172,12 @@ func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // more.
 type flushWriter struct {
 	w http.ResponseWriter
+	p *Proxy
+
+	mu      sync.Mutex
+	conn    net.Conn     // hijacked for a WebSocket
+	upgrade *upgradeBody // the upstream side of that WebSocket
+	untrack func()
 }
 
 func (f *flushWriter) Header() http.Header         { return f.w.Header() }
@@ -185,6 +194,56 @@ func (f *flushWriter) Write(b []byte) (int, error) {
 
 func (f *flushWriter) Flush() { _ = http.NewResponseController(f.w).Flush() }
 
+// Hijack hands goproxy the client connection of a plain WebSocket upgrade
+// (the only plain request goproxy hijacks), kept so the idle watch,
+// Revoke, Shutdown and the end of the handler can close it.
 func (f *flushWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	return http.NewResponseController(f.w).Hijack()
+	c, rw, err := http.NewResponseController(f.w).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	f.mu.Lock()
+	f.conn = c
+	up := f.upgrade
+	f.mu.Unlock()
+	if up != nil {
+		f.untrack = f.p.track(c, up.rwc)
+	}
+	return c, rw, nil
 }
+
+// adopt makes f responsible for the upgraded connection of its request.
+func (f *flushWriter) adopt(up *upgradeBody) {
+	f.mu.Lock()
+	f.upgrade = up
+	f.mu.Unlock()
+}
+
+// closeConn closes the hijacked client connection, if any.
+func (f *flushWriter) closeConn() {
+	f.mu.Lock()
+	c := f.conn
+	f.mu.Unlock()
+	if c != nil {
+		_ = c.Close()
+	}
+}
+
+// finish runs when goproxy is done with the request: goproxy returns once
+// either side of a WebSocket ends and closes neither, so both are closed
+// here (the other direction's copy then ends too) and the exchange ends.
+func (f *flushWriter) finish() {
+	f.mu.Lock()
+	up := f.upgrade
+	f.mu.Unlock()
+	if up == nil {
+		return
+	}
+	f.closeConn()
+	_ = up.Close()
+	if f.untrack != nil {
+		f.untrack()
+	}
+}
+
+type flushWriterKey struct{}

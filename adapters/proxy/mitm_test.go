@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -189,7 +192,7 @@ func TestInterceptRechecksPolicy(t *testing.T) {
 		return resp.StatusCode
 	}
 	require.Equal(t, http.StatusOK, ask())
-	cfg.Networking.AllowedHosts = []string{"other.example.com", "127.0.0.1"}
+	cfg.Networking.AllowedHosts = anyPort("other.example.com", "127.0.0.1")
 	require.NoError(t, h.p.SetConfig(cfg))
 	require.Equal(t, http.StatusForbidden, ask(), "the same tunnel, decided again")
 	h.p.Revoke()
@@ -209,10 +212,62 @@ func TestInterceptHostOutsideCA(t *testing.T) {
 	require.Equal(t, fixedBody(reasonIntercept), body)
 }
 
-func TestWebSocketThroughInterception(t *testing.T) {
+// TestWebSocketToBoundHostRefused: frames after a 101 would pass echo
+// redaction by, so a WebSocket to a host with bound credentials is refused
+// before the origin sees it, intercepted or plain.
+func TestWebSocketToBoundHostRefused(t *testing.T) {
 	t.Parallel()
 	o, h, _ := mitmSetup(t, wsOrigin(), Options{})
 	authority := "api.example.com:" + o.port()
 	tc, br := innerTLS(t, h, authority, "api.example.com")
-	upgradeAndEcho(t, tc, br, "/ws", authority)
+	_, err := io.WriteString(tc, "GET /ws HTTP/1.1\r\nHost: "+authority+"\r\n"+wsRequest)
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, fixedBody(reasonUpgradeBound), string(body))
+
+	plain := newOrigin(t, wsOrigin(), false)
+	cfg := limited([]string{"127.0.0.1"}, []string{"127.0.0.1"}, nil)
+	hp := start(t, Options{}, &cfg)
+	presp, _ := rawRequest(t, hp.addr, "GET "+plain.URL+"/ws HTTP/1.1\r\nHost: "+plain.hostPort()+"\r\n"+wsRequest)
+	require.Equal(t, http.StatusForbidden, presp.StatusCode)
+	require.Zero(t, o.conns.Load(), "the origin never saw the upgrade")
+	require.Zero(t, plain.conns.Load(), "the origin never saw the upgrade")
+}
+
+// TestInterceptEchoChannels: a credential-bound origin that hands the
+// secret back in its reason phrase, a header name, a trailer or an
+// escaped form in the body gets none of it to the sandbox.
+func TestInterceptEchoChannels(t *testing.T) {
+	t.Parallel()
+	b64 := base64.StdEncoding.EncodeToString([]byte("user:" + secretA))
+	body := `{"json":"` + strings.ReplaceAll(secretA, "-", "\u002d") + `","q":"` + url.QueryEscape(secretA+" x") + `","b":"` + b64 + `"}`
+	o, h, _ := mitmSetup(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer func() { _ = conn.Close() }()
+		_, _ = fmt.Fprintf(brw, "HTTP/1.1 200 Fine %s\r\nX-%s: 1\r\nX-Kept: 1\r\nContent-Length: %d\r\n\r\n%s", secretA, secretA, len(body), body)
+		_ = brw.Flush()
+	}), Options{})
+	authority := "api.example.com:" + o.port()
+	tc, br := innerTLS(t, h, authority, "api.example.com")
+	_, err := io.WriteString(tc, "GET /echo HTTP/1.1\r\nHost: "+authority+"\r\n\r\n")
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	got, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, "200 OK", resp.Status)
+	require.Equal(t, "1", resp.Header.Get("X-Kept"))
+	for name := range resp.Header {
+		require.NotContains(t, strings.ToLower(name), strings.ToLower(secretA))
+	}
+	require.NotContains(t, string(got), "0123456789", "%s", got)
+	require.NotContains(t, string(got), b64)
+	require.Equal(t, 3, strings.Count(string(got), phA), "%s", got)
 }

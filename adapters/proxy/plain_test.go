@@ -67,7 +67,7 @@ func TestPolicyOnPlainHTTP(t *testing.T) {
 		rule   string
 	}{
 		{"no config denies", nil, o.URL + "/", http.StatusForbidden, egress.RuleNoConfig},
-		{"exact IP allowed", ptr(limited([]string{"127.0.0.1"}, nil, nil)), allowed.URL + "/", http.StatusOK, "opened:127.0.0.1"},
+		{"exact IP allowed", ptr(limited([]string{"127.0.0.1"}, nil, nil)), allowed.URL + "/", http.StatusOK, "opened:127.0.0.1:*"},
 		{"other host only", ptr(limited([]string{"api.example.com"}, nil, nil)), o.URL + "/", http.StatusForbidden, egress.RuleNotAllowed},
 		{"unrestricted keeps the loopback floor", ptr(unrestricted()), o.URL + "/", http.StatusForbidden, "floor:loopback"},
 		{"decimal spelling", ptr(unrestricted()), "http://2130706433:" + o.port() + "/", http.StatusForbidden, egress.RuleNonCanonicalIP},
@@ -101,7 +101,7 @@ func TestResolverFloor(t *testing.T) {
 		"opened.test": {addrs("127.0.0.1")},
 	}}
 	cfg := limited([]string{"api.test", "opened.test", "127.0.0.1"}, nil, nil)
-	cfg.Networking.AllowedHosts = []string{"api.test"}
+	cfg.Networking.AllowedHosts = anyPort("api.test")
 	h := start(t, Options{Resolve: res.resolve}, &cfg)
 	status, body := get(t, h.client(nil), "http://api.test:"+o.port()+"/", nil)
 	require.Equal(t, http.StatusForbidden, status)
@@ -110,12 +110,12 @@ func TestResolverFloor(t *testing.T) {
 	require.Equal(t, "floor:loopback", attr(h.spans.wait(t, 1)[0], "sandgate.rule").AsString())
 
 	// Opening the exact IP lets the same name through, to exactly that address.
-	cfg.Networking.AllowedHosts = []string{"opened.test", "127.0.0.1"}
+	cfg.Networking.AllowedHosts = anyPort("opened.test", "127.0.0.1")
 	require.NoError(t, h.p.SetConfig(cfg))
 	status, body = get(t, h.client(nil), "http://opened.test:"+o.port()+"/x", nil)
 	require.Equal(t, http.StatusOK, status, body)
 	require.Contains(t, body, "host=opened.test:"+o.port())
-	require.Equal(t, "opened:127.0.0.1", attr(h.spans.wait(t, 2)[1], "sandgate.rule").AsString())
+	require.Equal(t, "opened:127.0.0.1:*", attr(h.spans.wait(t, 2)[1], "sandgate.rule").AsString())
 }
 
 func TestSubstitution(t *testing.T) {
@@ -249,4 +249,36 @@ type zeros struct{}
 func (zeros) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
+}
+
+// TestProxyControlHeaders: every header naming a proxy (X-Upstream-*-Proxy
+// steers some proxies' next hop) is stripped both ways; a name that merely
+// contains the letters stays.
+func TestProxyControlHeaders(t *testing.T) {
+	t.Parallel()
+	var got atomic.Pointer[http.Header]
+	o := newOrigin(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := r.Header.Clone()
+		got.Store(&h)
+		w.Header().Set("X-Upstream-Http-Proxy", "http://10.0.0.1:3128")
+		w.Header().Set("X-Proxy-Cache", "HIT")
+		w.Header().Set("X-Proxyless", "1")
+	}), false)
+	cfg := limited([]string{"127.0.0.1:" + o.port()}, nil, nil)
+	h := start(t, Options{}, &cfg)
+	sent := []string{"X-Upstream-Https-Proxy", "X-Upstream-Http-Proxy", "X-Upstream-Proxy", "X-Proxy-Authorization", "X-Forwarded-Proxy", "proxy-foo"}
+	raw := "GET " + o.URL + "/ HTTP/1.1\r\nHost: " + o.hostPort() + "\r\nX-Proxyless: 1\r\n"
+	for _, k := range sent {
+		raw += k + ": http://10.0.0.1:3128\r\n"
+	}
+	resp, _ := rawRequest(t, h.addr, raw+"\r\n")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	seen := *got.Load()
+	for _, k := range sent {
+		require.Empty(t, seen.Values(k), k+" must not reach the origin")
+	}
+	require.Equal(t, "1", seen.Get("X-Proxyless"))
+	require.Empty(t, resp.Header.Values("X-Upstream-Http-Proxy"))
+	require.Empty(t, resp.Header.Values("X-Proxy-Cache"))
+	require.Equal(t, "1", resp.Header.Get("X-Proxyless"))
 }

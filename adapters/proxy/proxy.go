@@ -30,6 +30,9 @@ const (
 	DefaultDialTimeout   = 10 * time.Second
 	DefaultHeaderTimeout = 10 * time.Second
 	DefaultIdleTimeout   = 120 * time.Second
+	// DefaultTunnelIdleTimeout is generous: an agent's tool may sit on an
+	// open connection between steps, but not forever.
+	DefaultTunnelIdleTimeout = 5 * time.Minute
 )
 
 // responseHeaderTimeout bounds the wait for an origin's response headers. It
@@ -68,6 +71,12 @@ type Options struct {
 	// handshake); HeaderTimeout the read of a client's request headers;
 	// IdleTimeout an idle keep-alive connection. Defaults 10 s, 10 s, 120 s.
 	DialTimeout, HeaderTimeout, IdleTimeout time.Duration
+	// TunnelIdleTimeout closes a CONNECT tunnel (opaque or intercepted) or
+	// an upgraded connection (WebSocket) that moved no byte either way for
+	// that long (default 5 min). An intercepted tunnel awaiting an origin's
+	// response head is not idle. Every tunnel holds a slot of MaxTunnels, so
+	// without it idle tunnels would end up refusing new ones.
+	TunnelIdleTimeout time.Duration
 }
 
 // Proxy is the gate's egress proxy. It is an http.Handler; Serve runs it on
@@ -99,7 +108,7 @@ func New(opts Options) (*Proxy, error) {
 	if err := domain.ValidateSessionID(domain.ID(opts.SessionID)); err != nil {
 		return nil, fmt.Errorf("proxy: SessionID: %w", err)
 	}
-	for name, d := range map[string]*time.Duration{"DialTimeout": &opts.DialTimeout, "HeaderTimeout": &opts.HeaderTimeout, "IdleTimeout": &opts.IdleTimeout} {
+	for name, d := range map[string]*time.Duration{"DialTimeout": &opts.DialTimeout, "HeaderTimeout": &opts.HeaderTimeout, "IdleTimeout": &opts.IdleTimeout, "TunnelIdleTimeout": &opts.TunnelIdleTimeout} {
 		if *d < 0 {
 			return nil, fmt.Errorf("proxy: %s: negative duration %v", name, *d)
 		}
@@ -145,6 +154,9 @@ func setDefaults(o *Options) {
 	}
 	if o.IdleTimeout == 0 {
 		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.TunnelIdleTimeout == 0 {
+		o.TunnelIdleTimeout = DefaultTunnelIdleTimeout
 	}
 	if o.Tracer == nil {
 		o.Tracer = noop.NewTracerProvider()
@@ -263,7 +275,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodConnect:
 		p.serveConnect(w, r)
 	case r.URL.IsAbs():
-		p.gp.ServeHTTP(&flushWriter{w: w}, r)
+		fw := &flushWriter{w: w, p: p}
+		p.gp.ServeHTTP(fw, r.WithContext(context.WithValue(r.Context(), flushWriterKey{}, fw)))
+		fw.finish()
 	default:
 		p.serveLocal(w, r)
 	}

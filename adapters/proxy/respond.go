@@ -26,6 +26,7 @@ const (
 	reasonUnsupportedUp = "unsupported upgrade"
 	reasonEncoded       = "upstream response encoding prevents redaction"
 	reasonSubstBusy     = "too many concurrent credential substitutions"
+	reasonUpgradeBound  = "websocket refused: credentials are bound to this host"
 )
 
 // fixedBody is the body of every status the proxy makes up itself.

@@ -66,7 +66,7 @@ func TestSpansAndLogs(t *testing.T) {
 		"server.port":               int64(mustAtoi(t, o.port())),
 		"http.response.status_code": int64(200),
 		"sandgate.verdict":          "allowed",
-		"sandgate.rule":             "opened:127.0.0.1",
+		"sandgate.rule":             "opened:127.0.0.1:*",
 		"sandgate.bytes_sent":       int64(len("x=" + secretA)),
 		"sandgate.credential_ids":   []string{"cred-a"},
 		"sandgate.session_id":       sessionID,

@@ -35,6 +35,7 @@ type tunnelConn struct {
 	x    *exchange
 	once sync.Once
 	done func()
+	idle *idleWatch
 
 	// answering is set while a request is answered (its body and the
 	// response may be of any size); head counts the bytes read otherwise,
@@ -54,6 +55,9 @@ func (c *tunnelConn) Read(b []byte) (int, error) {
 	}
 	n, err := c.Conn.Read(b)
 	c.x.sent.Add(int64(n))
+	if n > 0 {
+		c.idle.touch()
+	}
 	if !c.answering.Load() && c.head.Add(int64(n)) > maxHeadBytes {
 		_ = c.Close()
 		return 0, errHeadTooLarge
@@ -76,6 +80,7 @@ func (c *tunnelConn) answered() {
 }
 
 func (c *tunnelConn) Write(b []byte) (int, error) {
+	c.idle.touch()
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if c.holding {

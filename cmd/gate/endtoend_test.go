@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,7 +71,7 @@ func TestGateEndToEnd(t *testing.T) {
 	sid := domain.NewID("ses")
 	require.NoError(t, store.PutSession(ctx, session.Session{
 		ID:         sid,
-		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{originHost}},
+		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{strings.TrimPrefix(origin.URL, "http://")}},
 		Credentials: []session.Credential{{
 			ID: "cred1", Name: "API_KEY", Secret: testSecretValue,
 			AllowedHosts: []string{originHost}, Locations: []session.Location{session.LocationHeaders},

@@ -21,6 +21,7 @@ const (
 	defaultFetchInterval = 30 * time.Second
 	minFetchInterval     = time.Second
 	defaultCAFile        = "/run/sandgate/ca.pem"
+	minTunnelIdle        = time.Second
 	maxID                = 1<<31 - 1
 )
 
@@ -40,6 +41,10 @@ type settings struct {
 	Addr netip.AddrPort
 	// FetchInterval is GATE_FETCH_INTERVAL, at least a second.
 	FetchInterval time.Duration
+	// TunnelIdle is GATE_TUNNEL_IDLE_TIMEOUT: a tunnel or upgraded
+	// connection that moves no byte for that long is closed (at least a
+	// second; default proxy.DefaultTunnelIdleTimeout, 0 here).
+	TunnelIdle time.Duration
 	// CAFile is GATE_CA_FILE, an absolute clean path.
 	CAFile string
 	// FirewallPreinstalled is GATE_FIREWALL=preinstalled: an init step of
@@ -91,6 +96,8 @@ func parseEnv(getenv func(string) string) (settings, error) {
 	check("GATE_ADDR", err)
 	s.FetchInterval, err = parseInterval(getenv("GATE_FETCH_INTERVAL"))
 	check("GATE_FETCH_INTERVAL", err)
+	s.TunnelIdle, err = parseTunnelIdle(getenv("GATE_TUNNEL_IDLE_TIMEOUT"))
+	check("GATE_TUNNEL_IDLE_TIMEOUT", err)
 	s.CAFile, err = parseCAFile(getenv("GATE_CA_FILE"))
 	check("GATE_CA_FILE", err)
 	s.FirewallPreinstalled, err = parseFirewallMode(getenv("GATE_FIREWALL"))
@@ -181,6 +188,19 @@ func parseInterval(v string) (time.Duration, error) {
 	d, err := time.ParseDuration(v)
 	if err != nil || d < minFetchInterval {
 		return 0, fmt.Errorf("%q: want a Go duration of at least %v, e.g. 30s", clip(v), minFetchInterval)
+	}
+	return d, nil
+}
+
+// parseTunnelIdle reads a duration of at least a second; "" is the
+// proxy's default.
+func parseTunnelIdle(v string) (time.Duration, error) {
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < minTunnelIdle {
+		return 0, fmt.Errorf("%q: want a Go duration of at least %v, e.g. 5m", clip(v), minTunnelIdle)
 	}
 	return d, nil
 }

@@ -64,6 +64,8 @@ type proxyOptions struct {
 	SessionID string
 	// Verdicts counts the proxy's verdicts for the reports.
 	Verdicts *gateconfig.Tally
+	// TunnelIdle is GATE_TUNNEL_IDLE_TIMEOUT (0: the proxy's default).
+	TunnelIdle time.Duration
 }
 
 // deps are the gate's collaborators; main wires the real ones.
@@ -104,7 +106,7 @@ func serve(ctx context.Context, s settings, d deps) (err error) {
 		}
 	}()
 	tally := &gateconfig.Tally{}
-	p, err := d.newProxy(proxyOptions{Deny: deny, Tracer: tp, Logger: d.log, SessionID: string(s.SessionID), Verdicts: tally})
+	p, err := d.newProxy(proxyOptions{Deny: deny, Tracer: tp, Logger: d.log, SessionID: string(s.SessionID), Verdicts: tally, TunnelIdle: s.TunnelIdle})
 	if err != nil {
 		return fmt.Errorf("proxy: %w", err)
 	}

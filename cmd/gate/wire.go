@@ -30,7 +30,7 @@ func realDeps(log *slog.Logger) deps {
 			return telemetry.NewTracerProvider(ctx, serviceName)
 		},
 		newProxy: func(o proxyOptions) (egressProxy, error) {
-			return proxy.New(proxy.Options{Deny: o.Deny, Tracer: o.Tracer, Logger: o.Logger, SessionID: o.SessionID, Verdicts: o.Verdicts})
+			return proxy.New(proxy.Options{Deny: o.Deny, Tracer: o.Tracer, Logger: o.Logger, SessionID: o.SessionID, Verdicts: o.Verdicts, TunnelIdleTimeout: o.TunnelIdle})
 		},
 		log: log,
 	}

@@ -51,8 +51,9 @@ func (n Networking) Validate() error {
 		return fmt.Errorf("networking.allowed_hosts: %d entries, at most %d", len(n.AllowedHosts), maxAllowedHosts)
 	}
 	for i, h := range n.AllowedHosts {
-		if h == "" || len(h) > 253+4 || strings.ContainsAny(h, " \t\r\n\\@?#\x00") || strings.Contains(h, "://") {
-			return fmt.Errorf("networking.allowed_hosts[%d] %q: must be a host name, an IP address or a CIDR", i, clip(h))
+		// 253 for a name, plus "*.", brackets and ":65535".
+		if h == "" || len(h) > 253+10 || strings.ContainsAny(h, " \t\r\n\\@?#\x00") || strings.Contains(h, "://") {
+			return fmt.Errorf("networking.allowed_hosts[%d] %q: must be a host name, an IP address or a CIDR, optionally with :port", i, clip(h))
 		}
 	}
 	return nil

@@ -20,15 +20,18 @@ type Bound struct {
 }
 
 // Credentials returns the credentials bound to t. It is empty unless the
-// policy admits t: a credential's own hosts never widen the policy.
+// policy admits t: a credential's own hosts never widen the policy. A
+// credential entry with a port binds on that port only; one without binds
+// on every port the policy admits for the host (the host is what the
+// secret is entrusted to; the allowlist decides its ports).
 func (p *Policy) Credentials(t Target) Bound {
-	if p == nil || !p.admitHost(t.Host).Allowed {
+	if p == nil || !p.admit(t).Allowed {
 		return Bound{}
 	}
 	var b Bound
 	for _, c := range p.credentials {
 		for _, pat := range c.hosts {
-			if pat.MatchHost(t.Host) {
+			if pat.MatchHost(t.Host) && (!pat.hasPort() || pat.MatchPort(t.Port)) {
 				b.creds = append(b.creds, c)
 				break
 			}
@@ -63,14 +66,17 @@ func (b Bound) Substituter(loc gateconfig.Location) *Replacer {
 }
 
 // Redactor replaces every bound secret an origin echoes back in a response
-// by its placeholder (B-1). It covers all bound credentials, not only those
-// substituted into this request: an origin that knows a key may return it
-// unasked. Stream it with Reader so chunk boundaries cannot split a secret
-// past it.
+// by its placeholder (B-1), in each of the forms echoForms lists (literal,
+// JSON-escaped, percent-encoded, base64). It covers all bound credentials,
+// not only those substituted into this request: an origin that knows a key
+// may return it unasked. Stream it with Reader so chunk boundaries cannot
+// split a secret past it.
 func (b Bound) Redactor() *Replacer {
 	pairs := make([]pair, 0, len(b.creds))
 	for _, c := range b.creds {
-		pairs = append(pairs, pair{old: []byte(c.Secret.Reveal()), new: []byte(c.Placeholder), id: c.ID})
+		for _, form := range echoForms(c.Secret.Reveal()) {
+			pairs = append(pairs, pair{old: []byte(form), new: []byte(c.Placeholder), id: c.ID})
+		}
 	}
 	return newReplacer(pairs)
 }

@@ -52,6 +52,20 @@ func TestCredentialsBinding(t *testing.T) {
 	require.True(t, (*Policy)(nil).Credentials(target(t, "api.example.com:443")).Empty())
 }
 
+// TestCredentialsBindingPorts: a credential entry without a port binds on
+// every port the policy admits for its host; one with a port binds there
+// only; a port the policy refuses binds nothing.
+func TestCredentialsBindingPorts(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(domain.NetLimited, "api.example.com:*")
+	cfg.Credentials[1].AllowedHosts = []string{"api.example.com:8443"}
+	p := mustCompile(t, cfg)
+	require.Equal(t, []string{"c1"}, p.Credentials(target(t, "api.example.com:443")).IDs())
+	require.Equal(t, []string{"c1", "c2"}, p.Credentials(target(t, "api.example.com:8443")).IDs())
+	narrow := mustCompile(t, testConfig(domain.NetLimited, "api.example.com"))
+	require.True(t, narrow.Credentials(target(t, "api.example.com:8443")).Empty())
+}
+
 func TestRedactor(t *testing.T) {
 	t.Parallel()
 	p := mustCompile(t, testConfig(domain.NetUnrestricted))

@@ -113,32 +113,35 @@ func (p *Policy) AdmitTarget(hostport string) (Target, Verdict) {
 		}
 		return Target{}, deny(RuleInvalidHost)
 	}
-	return t, p.admitHost(t.Host)
+	return t, p.admit(t)
 }
 
-func (p *Policy) admitHost(h Host) Verdict {
+// admit matches the target's host and port against allowed_hosts; an
+// unrestricted policy admits every port of every (public) host.
+func (p *Policy) admit(t Target) Verdict {
 	if !p.limited {
 		return allow(RuleUnrestricted)
 	}
 	for _, pat := range p.allowed {
-		if pat.MatchHost(h) {
+		if pat.Match(t) {
 			return allow("allowed_hosts:" + pat.String())
 		}
 	}
 	return deny(RuleNotAllowed)
 }
 
-// AdmitAddr is the dial floor for one resolved address of an admitted target
-// (C-GW-5), in both policy modes: the gate's deny addresses never pass; a
-// public address passes; an internal one passes only when an IP or CIDR entry
-// of allowed_hosts covers it (the operator opened it), except unspecified,
-// multicast and broadcast addresses, which are never a destination. The
-// proxy dials exactly the address it checked (no second resolution).
-func (p *Policy) AdmitAddr(a netip.Addr) Verdict {
+// AdmitAddr is the dial floor for one resolved address and port of an
+// admitted target (C-GW-5), in both policy modes: the gate's deny addresses
+// never pass; a public address passes; an internal one passes only when an
+// IP or CIDR entry of allowed_hosts covers it on that port (the operator
+// opened it), except unspecified, multicast and broadcast addresses, which
+// are never a destination. The proxy dials exactly the address it checked
+// (no second resolution).
+func (p *Policy) AdmitAddr(ap netip.AddrPort) Verdict {
 	if p == nil {
 		return deny(RuleNoConfig)
 	}
-	a = a.WithZone("")
+	a := ap.Addr().WithZone("")
 	for _, d := range p.deny {
 		for _, x := range append(embeddedV4(a), a, a.Unmap()) {
 			if d.Contains(x) {
@@ -154,7 +157,7 @@ func (p *Policy) AdmitAddr(a netip.Addr) Verdict {
 		return deny("floor:" + string(reason))
 	}
 	for _, pat := range p.allowed {
-		if pat.Contains(a) {
+		if pat.Contains(a) && pat.MatchPort(ap.Port()) {
 			return allow("opened:" + pat.String())
 		}
 	}
@@ -166,11 +169,11 @@ func (p *Policy) AdmitAddr(a netip.Addr) Verdict {
 // verdict carries the target's rule, or the opening entry when the floor
 // needed one.
 func Decide(p *Policy, hostport string, resolved netip.Addr) Verdict {
-	_, v := p.AdmitTarget(hostport)
+	t, v := p.AdmitTarget(hostport)
 	if !v.Allowed {
 		return v
 	}
-	if f := p.AdmitAddr(resolved); !f.Allowed || f.Rule != RulePublic {
+	if f := p.AdmitAddr(netip.AddrPortFrom(resolved, t.Port)); !f.Allowed || f.Rule != RulePublic {
 		return f
 	}
 	return v

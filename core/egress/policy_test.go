@@ -59,7 +59,7 @@ func TestCompileRefuses(t *testing.T) {
 
 func TestDecide(t *testing.T) {
 	t.Parallel()
-	limited := mustCompile(t, testConfig(domain.NetLimited, "api.example.com", "*.svc.example", "10.9.9.9", "172.30.0.0/16", "127.0.0.1"), "172.30.0.2/32", "10.0.0.5/32")
+	limited := mustCompile(t, testConfig(domain.NetLimited, "api.example.com", "*.svc.example", "10.9.9.9:8080", "172.30.0.0/16", "127.0.0.1", "db.example:5432", "10.7.0.0/16:*", "[fd00::/8]:9000"), "172.30.0.2/32", "10.0.0.5/32")
 	open := mustCompile(t, testConfig(domain.NetUnrestricted, "10.9.9.9"), "10.0.0.5/32")
 	pub := netip.MustParseAddr("93.184.216.34")
 	for _, tc := range []struct {
@@ -78,8 +78,22 @@ func TestDecide(t *testing.T) {
 		{limited, "api.example.com:443", "127.0.0.2", Verdict{false, "floor:loopback"}},
 		{limited, "api.example.com:443", "127.0.0.1", Verdict{true, "opened:127.0.0.1"}},
 		{limited, "api.example.com:443", "::ffff:127.0.0.2", Verdict{false, "floor:loopback"}},
-		{limited, "10.9.9.9:8080", "10.9.9.9", Verdict{true, "opened:10.9.9.9"}},
-		{limited, "[::ffff:10.9.9.9]:8080", "::ffff:10.9.9.9", Verdict{true, "opened:10.9.9.9"}},
+		{limited, "10.9.9.9:8080", "10.9.9.9", Verdict{true, "opened:10.9.9.9:8080"}},
+		{limited, "[::ffff:10.9.9.9]:8080", "::ffff:10.9.9.9", Verdict{true, "opened:10.9.9.9:8080"}},
+		// ports: a bare entry admits 80 and 443 only
+		{limited, "api.example.com:80", "93.184.216.34", Verdict{true, "allowed_hosts:api.example.com"}},
+		{limited, "api.example.com:22", "93.184.216.34", Verdict{false, RuleNotAllowed}},
+		{limited, "api.example.com:8443", "93.184.216.34", Verdict{false, RuleNotAllowed}},
+		{limited, "a.svc.example:8080", "93.184.216.34", Verdict{false, RuleNotAllowed}},
+		{limited, "10.9.9.9:80", "10.9.9.9", Verdict{false, RuleNotAllowed}},
+		{limited, "172.30.1.1:22", "172.30.1.1", Verdict{false, RuleNotAllowed}},
+		{limited, "db.example:5432", "93.184.216.34", Verdict{true, "allowed_hosts:db.example:5432"}},
+		{limited, "db.example:443", "93.184.216.34", Verdict{false, RuleNotAllowed}},
+		{limited, "db.example:5432", "127.0.0.1", Verdict{false, "floor:loopback"}}, // 127.0.0.1 is opened on 80 and 443 only
+		{limited, "db.example:5432", "10.7.3.3", Verdict{true, "opened:10.7.0.0/16:*"}},
+		{limited, "10.7.3.3:22", "10.7.3.3", Verdict{true, "opened:10.7.0.0/16:*"}},
+		{limited, "[fd12::1]:9000", "fd12::1", Verdict{true, "opened:[fd00::/8]:9000"}},
+		{limited, "[fd12::1]:443", "fd12::1", Verdict{false, RuleNotAllowed}},
 		{limited, "10.9.9.8:8080", "10.9.9.8", Verdict{false, RuleNotAllowed}},
 		{limited, "172.30.1.1:80", "172.30.1.1", Verdict{true, "opened:172.30.0.0/16"}},
 		{limited, "172.30.0.2:80", "172.30.0.2", Verdict{false, RuleDeniedAddress}},
@@ -97,6 +111,8 @@ func TestDecide(t *testing.T) {
 		{open, "anything.example.org:443", "255.255.255.255", Verdict{false, "floor:broadcast"}},
 		{open, "anything.example.org:443", "2002:a00:1::", Verdict{false, "floor:private"}},
 		{open, "10.9.9.9:80", "10.9.9.9", Verdict{true, "opened:10.9.9.9"}},
+		{open, "10.9.9.9:22", "10.9.9.9", Verdict{false, "floor:private"}},
+		{open, "anything.example.org:22", "93.184.216.34", Verdict{true, RuleUnrestricted}},
 		{open, "10.0.0.5:80", "10.0.0.5", Verdict{false, RuleDeniedAddress}},
 		{open, "0x7f.1:80", "127.0.0.1", Verdict{false, RuleNonCanonicalIP}},
 		{open, "[fe80::1%25eth0]:80", "fe80::1", Verdict{false, RuleInvalidHost}},
@@ -104,9 +120,9 @@ func TestDecide(t *testing.T) {
 		addr := netip.MustParseAddr(tc.addr)
 		require.Equal(t, tc.want, Decide(tc.p, tc.target, addr), "%s -> %s", tc.target, tc.addr)
 	}
-	require.Equal(t, Verdict{false, RuleNoConfig}, (*Policy)(nil).AdmitAddr(pub))
-	require.Equal(t, Verdict{false, "floor:invalid"}, open.AdmitAddr(netip.Addr{}))
-	require.Equal(t, "allowed (public)", open.AdmitAddr(pub).String())
+	require.Equal(t, Verdict{false, RuleNoConfig}, (*Policy)(nil).AdmitAddr(netip.AddrPortFrom(pub, 443)))
+	require.Equal(t, Verdict{false, "floor:invalid"}, open.AdmitAddr(netip.AddrPort{}))
+	require.Equal(t, "allowed (public)", open.AdmitAddr(netip.AddrPortFrom(pub, 443)).String())
 	require.Equal(t, "denied (no-config)", Decide(nil, "a.com:1", pub).String())
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/egress"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
 )
@@ -78,6 +79,9 @@ func (r SessionRequest) Validate(sid domain.ID) error {
 	if err := r.Session(sid).Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
+	if err := r.validatePatterns(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+	}
 	if r.Workdir != "" {
 		if err := sandbox.ValidateWorkdir(r.Workdir); err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
@@ -85,6 +89,29 @@ func (r SessionRequest) Validate(sid domain.ID) error {
 	}
 	if err := r.validateEnv(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+	}
+	return nil
+}
+
+// validatePatterns parses every allowed_hosts entry as the gate will
+// (egress.ParsePattern), so an entry the gate would refuse — and a gate
+// that refuses its config denies everything — is a 400 now instead.
+func (r SessionRequest) validatePatterns() error {
+	check := func(field string, hosts []string) error {
+		for i, h := range hosts {
+			if _, err := egress.ParsePattern(h); err != nil {
+				return fmt.Errorf("%s[%d]: %w", field, i, err)
+			}
+		}
+		return nil
+	}
+	if err := check("networking.allowed_hosts", r.Networking.AllowedHosts); err != nil {
+		return err
+	}
+	for i, c := range r.Credentials {
+		if err := check(fmt.Sprintf("credentials[%d].allowed_hosts", i), c.AllowedHosts); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -31,13 +31,14 @@ type nameConstraints struct {
 // an exact name stays itself (X.509 then also permits its subdomains, which
 // Leaf still refuses), a wildcard "*.example.com" becomes ".example.com"
 // (subdomains only, never the apex, in Go and per RFC 5280 erratum 5997),
-// and IP and CIDR entries become IP ranges. Pattern's fields are not
-// exported, so each is re-read from its String, which ParsePattern produced
-// and therefore parses back to the same pattern.
+// and IP and CIDR entries become IP ranges; a port plays no part (X.509
+// names hosts). Pattern's fields are not exported, so each is re-read from
+// its Host, which ParsePattern produced and therefore parses back to the
+// same host pattern.
 func constraintsFor(permitted []egress.Pattern) (nameConstraints, error) {
 	var nc nameConstraints
 	for i, p := range permitted {
-		s := p.String()
+		s := p.Host()
 		if _, err := egress.ParsePattern(s); err != nil {
 			return nameConstraints{}, fmt.Errorf("ca: permitted[%d]: %w", i, err)
 		}

@@ -26,6 +26,7 @@ var commands = map[string]command{
 	"http":      runHTTP,
 	"connect":   runConnect,
 	"raw":       runRaw,
+	"families":  runFamilies,
 	"setuid":    runSetuid,
 	"serve":     runServe,
 	"stream":    runStream,
@@ -39,7 +40,7 @@ func main() {
 
 func run(args []string) int {
 	if len(args) == 0 || commands[args[0]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: probe tcp|udp|dns|http|connect|stream|upgrade|slowloris|raw|setuid|serve ...")
+		fmt.Fprintln(os.Stderr, "usage: probe tcp|udp|dns|http|connect|stream|upgrade|slowloris|raw|families|setuid|serve ...")
 		return 2
 	}
 	ok, err := commands[args[0]](args[1:])
