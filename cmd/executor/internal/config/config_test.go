@@ -44,6 +44,7 @@ func TestLoadDefaults(t *testing.T) {
 	require.Equal(t, DefaultIdleTTL, c.IdleTTL)
 	require.Equal(t, DefaultReapInterval, c.ReapInterval)
 	require.Equal(t, DefaultOrphanGrace, c.OrphanGrace)
+	require.Equal(t, DefaultCheckpointRetention, c.CheckpointRetention)
 }
 
 func TestLoadGateOTel(t *testing.T) {
@@ -105,6 +106,8 @@ func TestLoadValid(t *testing.T) {
 		"loopback url, host network":   {"SANDGATE_CONTROLPLANE_URL": "http://127.0.0.1:7070", "SANDGATE_GATE_NETWORK": "host"},
 		"no idle reaping, slow rounds": {"SANDGATE_IDLE_TTL": "0", "SANDGATE_REAP_INTERVAL": "1h"},
 		"short ttl":                    {"SANDGATE_IDLE_TTL": "2s", "SANDGATE_REAP_INTERVAL": "500ms", "SANDGATE_ORPHAN_GRACE": "0s"},
+		"checkpoints kept":             {"SANDGATE_CHECKPOINT_RETENTION": "0"},
+		"short retention":              {"SANDGATE_CHECKPOINT_RETENTION": "90s"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -158,6 +161,8 @@ func TestLoadInvalid(t *testing.T) {
 		{"reap interval", map[string]string{"SANDGATE_REAP_INTERVAL": "0s"}, nil, "SANDGATE_REAP_INTERVAL: must be a positive"},
 		{"reap interval vs ttl", map[string]string{"SANDGATE_IDLE_TTL": "1m", "SANDGATE_REAP_INTERVAL": "31s"}, nil, "SANDGATE_REAP_INTERVAL: 31s is more than half of SANDGATE_IDLE_TTL (1m0s)"},
 		{"orphan grace", map[string]string{"SANDGATE_ORPHAN_GRACE": "soon"}, nil, "SANDGATE_ORPHAN_GRACE: must be a duration"},
+		{"checkpoint retention", map[string]string{"SANDGATE_CHECKPOINT_RETENTION": "-1h"}, nil, "SANDGATE_CHECKPOINT_RETENTION: must be a duration"},
+		{"checkpoint retention unit", nil, []string{"--checkpoint-retention", "7d"}, "SANDGATE_CHECKPOINT_RETENTION: must be a duration"},
 		{"argument", nil, []string{"extra"}, `unexpected argument "extra"`},
 	}
 	for _, tt := range tests {
