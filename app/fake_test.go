@@ -106,7 +106,8 @@ func (p *fakeProvider) Reap(_ context.Context, sid domain.ID) error {
 }
 
 // Export returns a real tar of the sandbox's files under root, members
-// under path.Base(root), directories implied by the paths included.
+// under path.Base(root), directories implied by the paths included; like
+// Docker's, it reads a stopped sandbox too.
 func (p *fakeProvider) Export(_ context.Context, sid domain.ID, root string) (io.ReadCloser, error) {
 	if err := p.exportErr.Load(); err != nil {
 		return nil, *err
@@ -114,7 +115,7 @@ func (p *fakeProvider) Export(_ context.Context, sid domain.ID, root string) (io
 	p.mu.Lock()
 	b := p.boxes[sid]
 	p.mu.Unlock()
-	if b == nil || !b.running {
+	if b == nil {
 		return nil, sandbox.ErrNotFound
 	}
 	b.mu.Lock()

@@ -29,33 +29,19 @@ type ReapResult struct {
 }
 
 // reapLocked checkpoints the workdir (when checkpoint is set), revokes the
-// gate token and reaps the sandbox; the caller holds the session's lock and
-// its activity claim. A failed checkpoint fails the reap when strict (an
-// explicit delete keeps the data rather than lose it) or when the failure
-// may pass (executor.ReapWithoutCheckpoint: the next round tries again);
-// otherwise the reap goes ahead without one and any older checkpoint is
-// deleted, so a later provision never restores a stale workdir. An orphan keeps whatever record
-// may appear meanwhile; any other reap removes the session's record.
+// gate token, removes the session's record (an orphan has none to remove)
+// and reaps the sandbox; the caller holds the session's lock and its
+// activity claim. The store is written before the sandbox goes (see
+// Delete): a store failure keeps the sandbox, and the next round tries
+// again. For a failed checkpoint, see keepWorkdir.
 func (s *Service) reapLocked(ctx context.Context, sid domain.ID, reason executor.ReapReason, workdir string, checkpoint, strict bool) ReapResult {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reapTimeout)
 	defer cancel()
 	res := ReapResult{ID: sid, Reason: reason, Outcome: executor.OutcomeReapedWithoutCheckpoint}
 	switch {
 	case checkpoint && s.checkpoints != nil:
-		size, err := s.checkpoint(ctx, sid, workdir)
-		if err == nil {
-			res.Outcome, res.Size = executor.OutcomeCheckpointed, size
-			break
-		}
-		if strict {
+		if err := s.keepWorkdir(ctx, &res, workdir, strict); err != nil {
 			return s.failed(res, err)
-		}
-		if !executor.ReapWithoutCheckpoint(err) {
-			return s.failed(res, fmt.Errorf("%w (the sandbox is kept; the next round tries again)", err))
-		}
-		res.Err = err
-		if derr := s.checkpoints.Delete(ctx, sid); derr != nil {
-			return s.failed(res, fmt.Errorf("%w; and the previous checkpoint could not be deleted: %w", err, derr))
 		}
 	case checkpoint:
 		res.Err = errors.New("no checkpoint store is configured")
@@ -65,17 +51,56 @@ func (s *Service) reapLocked(ctx context.Context, sid domain.ID, reason executor
 	if err := s.store.Revoke(ctx, sid); err != nil {
 		return s.failed(res, fmt.Errorf("revoke the gate token: %w", err))
 	}
+	if reason != executor.ReasonOrphan {
+		if err := s.store.DeleteSession(ctx, sid); err != nil {
+			return s.failed(res, fmt.Errorf("remove the session record (the sandbox is kept): %w", err))
+		}
+	}
 	if err := s.provider.Reap(ctx, sid); err != nil {
 		return s.failed(res, err)
 	}
 	s.handles.drop(sid, nil)
-	if reason != executor.ReasonOrphan {
-		if err := s.store.DeleteSession(ctx, sid); err != nil {
-			return s.failed(res, fmt.Errorf("remove the session record: %w", err))
-		}
-	}
 	s.observe(res)
 	return res
+}
+
+// keepWorkdir checkpoints the workdir into res before a reap, and returns
+// an error when the reap must not go ahead. A failed checkpoint stops the
+// reap when strict (an explicit delete keeps the data rather than lose it)
+// or when the failure may pass (executor.ReapWithoutCheckpoint: the next
+// round tries again); otherwise the reap goes ahead without one and any
+// older checkpoint is deleted, so a later provision never restores a stale
+// workdir. A strict reap of a session with no sandbox keeps the checkpoint
+// already stored (the reaper took it): that is the workspace the caller
+// asked to keep.
+func (s *Service) keepWorkdir(ctx context.Context, res *ReapResult, workdir string, strict bool) error {
+	size, err := s.checkpoint(ctx, res.ID, workdir)
+	if err == nil {
+		res.Outcome, res.Size = executor.OutcomeCheckpointed, size
+		return nil
+	}
+	if strict && errors.Is(err, sandbox.ErrNotFound) {
+		rc, size, gerr := s.checkpoints.Get(ctx, res.ID)
+		if gerr == nil {
+			_ = rc.Close()
+			res.Outcome, res.Size = executor.OutcomeCheckpointed, size
+			return nil
+		}
+		if !errors.Is(gerr, executor.ErrCheckpointNotFound) {
+			return errors.Join(err, gerr)
+		}
+	}
+	if strict {
+		return err
+	}
+	if !executor.ReapWithoutCheckpoint(err) {
+		return fmt.Errorf("%w (the sandbox is kept; the next round tries again)", err)
+	}
+	res.Err = err
+	if derr := s.checkpoints.Delete(ctx, res.ID); derr != nil {
+		return fmt.Errorf("%w; and the previous checkpoint could not be deleted: %w", err, derr)
+	}
+	return nil
 }
 
 func (s *Service) failed(res ReapResult, err error) ReapResult {
@@ -115,9 +140,11 @@ func (s *Service) checkpoint(ctx context.Context, sid domain.ID, workdir string)
 }
 
 // deleteWithCheckpoint is DELETE ?checkpoint=true: the reap path with
-// reason explicit. Unlike the reaper's, a checkpoint that cannot be taken
-// fails the delete and leaves the session running: the caller asked to
-// keep the workdir. Calls in flight are not waited for (as in a plain
+// reason explicit, keeping the session's workspace as its checkpoint — a
+// fresh one of its sandbox, or, when there is no sandbox (the reaper took
+// it), the one already stored; with neither, sandbox.ErrNotFound. Unlike
+// the reaper's, a checkpoint that cannot be taken fails the delete and
+// leaves the session running: the caller asked to keep the workdir. Calls in flight are not waited for (as in a plain
 // delete); new ones are refused while it runs.
 func (s *Service) deleteWithCheckpoint(ctx context.Context, sid domain.ID) error {
 	if s.checkpoints == nil {
@@ -143,27 +170,4 @@ func (s *Service) deleteWithCheckpoint(ctx context.Context, sid domain.ID) error
 		return fmt.Errorf("delete %s with a checkpoint: %w", sid, res.Err)
 	}
 	return nil
-}
-
-// checkpointToRestore reports whether a provision of sid is to restore a
-// checkpoint. A checkpoint of a session whose sandbox still runs is stale
-// (the reap that took it failed, or the restore was done but its checkpoint
-// not deleted): the running sandbox wins and the checkpoint is deleted.
-func (s *Service) checkpointToRestore(ctx context.Context, sid domain.ID) (bool, error) {
-	if s.checkpoints == nil {
-		return false, nil
-	}
-	rc, _, err := s.checkpoints.Get(ctx, sid)
-	if errors.Is(err, executor.ErrCheckpointNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("provision %s: %w", sid, err)
-	}
-	_ = rc.Close()
-	if _, err := s.provider.Attach(ctx, sid); err == nil {
-		s.log.Warn("a checkpoint of a running session is stale; deleting it", "session", sid)
-		return false, s.checkpoints.Delete(ctx, sid)
-	}
-	return true, nil
 }

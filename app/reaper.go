@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -17,7 +18,8 @@ import (
 const roundTimeout = time.Minute
 
 // Reaper reaps idle sessions (after checkpointing their workdir) and
-// orphans, every interval, through its Service. Start runs it; Stop stops
+// orphans, and deletes checkpoints past their retention, every interval,
+// through its Service. Start runs it; Stop stops
 // it and waits for the round in progress.
 type Reaper struct {
 	svc      *Service
@@ -125,7 +127,63 @@ func (r *Reaper) Round(ctx context.Context) []ReapResult {
 			out = append(out, res)
 		}
 	}
+	r.expireCheckpoints(ctx)
 	return out
+}
+
+// expireCheckpoints deletes the checkpoints older than the policy's
+// retention, each under its session's lock after a re-check (a reap may
+// have just replaced it with a fresh one, a provision may be restoring it).
+func (r *Reaper) expireCheckpoints(ctx context.Context) {
+	s := r.svc
+	if s.checkpoints == nil || r.policy.CheckpointRetention <= 0 {
+		return
+	}
+	list, err := r.listCheckpoints(ctx)
+	if err != nil {
+		return
+	}
+	for _, sid := range r.policy.ExpiredCheckpoints(list, s.now()) {
+		if ctx.Err() != nil {
+			return
+		}
+		r.expire(ctx, sid)
+	}
+}
+
+func (r *Reaper) listCheckpoints(ctx context.Context) ([]executor.StoredCheckpoint, error) {
+	lctx, cancel := context.WithTimeout(ctx, roundTimeout)
+	defer cancel()
+	list, err := r.svc.checkpoints.List(lctx)
+	if err != nil {
+		r.svc.log.Error("reaper: list the checkpoints", "error", err)
+	}
+	return list, err
+}
+
+// expire deletes sid's checkpoint if it is still expired under the lock.
+func (r *Reaper) expire(ctx context.Context, sid domain.ID) {
+	s := r.svc
+	unlock, err := s.locks.lock(ctx, s.store, sid)
+	if err != nil {
+		s.log.Error("reaper: take the session lock", "session", sid, "error", err)
+		return
+	}
+	defer unlock()
+	list, err := r.listCheckpoints(ctx)
+	if err != nil {
+		return
+	}
+	i := slices.IndexFunc(list, func(c executor.StoredCheckpoint) bool { return c.ID == sid })
+	if i < 0 || len(r.policy.ExpiredCheckpoints(list[i:i+1], s.now())) == 0 {
+		return
+	}
+	if err := s.checkpoints.Delete(ctx, sid); err != nil {
+		s.log.Error("reaper: delete an expired checkpoint", "session", sid, "error", err)
+		return
+	}
+	s.log.Info("checkpoint expired", "session", sid, "bytes", list[i].Size,
+		"stored", list[i].Stored.UTC().Format(time.RFC3339), "retention", r.policy.CheckpointRetention.String())
 }
 
 // candidate combines the store's view of sid with this process's.

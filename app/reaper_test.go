@@ -41,6 +41,7 @@ func (c *clock) advance(d time.Duration) {
 type reapEnv struct {
 	*env
 	cp     *checkpoint.Dir
+	cpDir  string
 	clock  *clock
 	reaper *Reaper
 	mu     sync.Mutex
@@ -52,9 +53,10 @@ var policy = executor.ReapPolicy{IdleTTL: time.Minute, OrphanGrace: 30 * time.Se
 func newReapEnv(t *testing.T, maxBytes int64) *reapEnv {
 	t.Helper()
 	e := newEnv(t)
-	cp, err := checkpoint.New(filepath.Join(t.TempDir(), "cp"), maxBytes)
+	dir := filepath.Join(t.TempDir(), "cp")
+	cp, err := checkpoint.New(dir, maxBytes)
 	require.NoError(t, err)
-	r := &reapEnv{env: e, cp: cp, clock: &clock{now: time.UnixMilli(1_800_000_000_000)}}
+	r := &reapEnv{env: e, cp: cp, cpDir: dir, clock: &clock{now: time.UnixMilli(1_800_000_000_000)}}
 	e.svc = New(e.prov, e.store, defaults, WithCheckpoints(cp), withClock(r.clock.Now),
 		WithReapObserver(func(res ReapResult) { r.mu.Lock(); r.seen = append(r.seen, res); r.mu.Unlock() }))
 	r.reaper = NewReaper(e.svc, policy, time.Hour)

@@ -145,3 +145,104 @@ func (r *restorer) exec(script string) error {
 	}
 	return nil
 }
+
+// checkpointUse is what a provision does with the session's checkpoint.
+type checkpointUse int
+
+const (
+	// useNone: no checkpoint is stored (or no checkpoint store).
+	useNone checkpointUse = iota
+	// useRestore: no sandbox exists; the checkpoint is read and valid, and
+	// is restored into the new sandbox.
+	useRestore
+	// useStale: a sandbox exists, running or stopped; its workdir wins and
+	// the checkpoint is deleted once the provision adopted the sandbox.
+	useStale
+)
+
+// checkpointToRestore decides what a provision of sid does with its stored
+// checkpoint, before anything is created or removed. A sandbox that exists,
+// even stopped, holds the newest copy of the workdir: a checkpoint is
+// written just before its sandbox is removed and deleted once restored, so
+// one found beside a sandbox is stale (the reap that took it failed after
+// the export, or a restore was done but not deleted) and is never restored
+// over it. Only when there is no sandbox is the checkpoint read through and
+// checked (executor.Reroot on every member, the tar's framing); an
+// unreadable one fails the provision and is kept, with nothing created or
+// removed, so the only copy of the data is never lost to a PUT.
+func (s *Service) checkpointToRestore(ctx context.Context, sid domain.ID, workdir string) (checkpointUse, error) {
+	if s.checkpoints == nil {
+		return useNone, nil
+	}
+	rc, _, err := s.checkpoints.Get(ctx, sid)
+	if errors.Is(err, executor.ErrCheckpointNotFound) {
+		return useNone, nil
+	}
+	if err != nil {
+		return useNone, fmt.Errorf("provision %s: %w", sid, err)
+	}
+	defer func() { _ = rc.Close() }()
+	exists, err := s.sandboxExists(ctx, sid, workdir)
+	switch {
+	case err != nil:
+		return useNone, fmt.Errorf("provision %s: is there a sandbox beside the checkpoint: %w", sid, err)
+	case exists:
+		return useStale, nil
+	}
+	if err := checkCheckpoint(rc); err != nil {
+		return useNone, fmt.Errorf("provision %s: the stored checkpoint cannot be restored; it is kept "+
+			"(DELETE the session to discard it): %w", sid, err)
+	}
+	return useRestore, nil
+}
+
+// sandboxExists reports whether the session has a sandbox, running or
+// stopped. Attach finds a running one; Export, which also reads a stopped
+// sandbox, tells a stopped one (even without the workdir) from none.
+// Anything else is an error: the provision must not guess.
+func (s *Service) sandboxExists(ctx context.Context, sid domain.ID, workdir string) (bool, error) {
+	_, err := s.provider.Attach(ctx, sid)
+	if err == nil {
+		return true, nil
+	}
+	if !errors.Is(err, sandbox.ErrNotFound) {
+		return false, err
+	}
+	rc, err := s.provider.Export(ctx, sid, workdir)
+	switch {
+	case err == nil:
+		_ = rc.Close()
+		return true, nil
+	case errors.Is(err, sandbox.ErrFileNotExist):
+		return true, nil
+	case errors.Is(err, sandbox.ErrNotFound):
+		return false, nil
+	}
+	return false, err
+}
+
+// checkCheckpoint reads a checkpoint to its end as the restore will: every
+// member must re-root under a workdir and every header and body must be
+// whole (a truncated or corrupted file is ErrBadCheckpoint).
+func checkCheckpoint(r io.Reader) error {
+	tr := tar.NewReader(r)
+	for n := 0; ; n++ {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) && n == 0 {
+			// An export holds at least its top directory.
+			return fmt.Errorf("%w: no member", executor.ErrBadCheckpoint)
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %w", executor.ErrBadCheckpoint, err)
+		}
+		if _, err := executor.Reroot(sandbox.DefaultWorkdir, h.Name); err != nil {
+			return err
+		}
+		if _, err := io.Copy(io.Discard, tr); err != nil {
+			return fmt.Errorf("%w: member %.128q: %w", executor.ErrBadCheckpoint, h.Name, err)
+		}
+	}
+}

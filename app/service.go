@@ -105,7 +105,7 @@ func (s *Service) Provision(ctx context.Context, sid domain.ID, req executor.Ses
 	if err != nil {
 		return ports.SessionInfo{}, err
 	}
-	restore, err := s.checkpointToRestore(ctx, sid)
+	use, err := s.checkpointToRestore(ctx, sid, spec.Workdir)
 	if err != nil {
 		return ports.SessionInfo{}, err
 	}
@@ -117,9 +117,15 @@ func (s *Service) Provision(ctx context.Context, sid domain.ID, req executor.Ses
 	if err != nil {
 		return ports.SessionInfo{}, errors.Join(err, s.restore(ctx, sid, prev, hadPrev))
 	}
-	if restore {
+	switch use {
+	case useRestore:
 		if err := s.restoreCheckpoint(ctx, sid, sb, spec.Workdir); err != nil {
 			return ports.SessionInfo{}, errors.Join(err, s.undoRestore(ctx, sid, prev, hadPrev))
+		}
+	case useStale:
+		s.log.Warn("a checkpoint of a session whose sandbox exists is stale; deleting it", "session", sid)
+		if err := s.checkpoints.Delete(ctx, sid); err != nil {
+			s.log.Error("delete a stale checkpoint", "session", sid, "error", err)
 		}
 	}
 	s.handles.put(sid, sb)
@@ -145,8 +151,9 @@ func (s *Service) previous(ctx context.Context, sid domain.ID) (session.Session,
 }
 
 // undoRestore undoes a provision whose checkpoint could not be restored:
-// the sandbox it created (none ran before, or there would be no restore)
-// is reaped and the record put back. Left running, the half-restored
+// the sandbox it created is reaped and the record put back. That sandbox
+// held nothing of value: a restore happens only when no sandbox existed
+// before the provision (checkpointToRestore), under the session's lock. Left running, the half-restored
 // sandbox would make the kept checkpoint look stale to the retried
 // provision (checkpointToRestore), which would delete it.
 func (s *Service) undoRestore(ctx context.Context, sid domain.ID, prev session.Session, hadPrev bool) error {
@@ -211,10 +218,14 @@ func (s *Service) info(ctx context.Context, sid domain.ID) (ports.SessionInfo, e
 	return info, nil
 }
 
-// Delete revokes the gate token, reaps the sandbox and removes the record,
-// in that order, so the gate stops authenticating before anything else goes
-// and the credentials are removed only once nothing can use them. With
-// checkpoint, the workdir is stored first (see deleteWithCheckpoint).
+// Delete revokes the gate token, deletes the session's checkpoint and its
+// record, then reaps the sandbox. The store is written before anything is
+// removed, so a store that fails (read-only, unreachable) fails the delete
+// with the sandbox and its record as they were; a reap that fails after
+// the record is gone leaves an orphan, which the next delete or the
+// reaper's orphan pass removes. The checkpoint goes before the record: a
+// deleted session is never restored by a later PUT of its id. With
+// checkpoint, the workspace is kept instead (see deleteWithCheckpoint).
 func (s *Service) Delete(ctx context.Context, sid domain.ID, checkpoint bool) error {
 	if err := checkID(sid); err != nil {
 		return err
@@ -232,13 +243,24 @@ func (s *Service) Delete(ctx context.Context, sid domain.ID, checkpoint bool) er
 	if err := s.store.Revoke(ctx, sid); err != nil {
 		return fmt.Errorf("delete %s: revoke the gate token: %w", sid, err)
 	}
+	if s.checkpoints != nil {
+		if err := s.checkpoints.Delete(ctx, sid); err != nil {
+			return fmt.Errorf("delete %s: delete the checkpoint: %w", sid, err)
+		}
+	}
+	return s.removeRecordThenReap(ctx, sid)
+}
+
+// removeRecordThenReap deletes the session's record, then its sandbox; the
+// caller holds the session's lock and has revoked the token.
+func (s *Service) removeRecordThenReap(ctx context.Context, sid domain.ID) error {
+	if err := s.store.DeleteSession(ctx, sid); err != nil {
+		return fmt.Errorf("delete %s: remove the session record (the sandbox is kept): %w", sid, err)
+	}
 	if err := s.provider.Reap(ctx, sid); err != nil {
 		return fmt.Errorf("delete %s: %w", sid, err)
 	}
 	s.handles.drop(sid, nil)
-	if err := s.store.DeleteSession(ctx, sid); err != nil {
-		return fmt.Errorf("delete %s: remove the session record: %w", sid, err)
-	}
 	return nil
 }
 

@@ -36,11 +36,22 @@ type reaperWorld struct {
 	provider *docker.Provider
 	store    *tokenstore.Store
 	cp       *checkpoint.Dir
+	dbPath   string
 	mu       sync.Mutex
 	reaps    []app.ReapResult
 }
 
 func newReaperWorld(t *testing.T) *reaperWorld {
+	t.Helper()
+	w := newServiceWorld(t)
+	r := app.NewReaper(w.svc, executor.ReapPolicy{IdleTTL: 2 * time.Second, OrphanGrace: time.Second}, 500*time.Millisecond)
+	r.Start()
+	t.Cleanup(func() { require.NoError(t, r.Stop(context.Background())) })
+	return w
+}
+
+// newServiceWorld is a reaperWorld whose reaper does not run.
+func newServiceWorld(t *testing.T) *reaperWorld {
 	t.Helper()
 	cli := dockertest.Client(t)
 	dockertest.RequireImage(t, cli, reaperImage)
@@ -59,9 +70,7 @@ func newReaperWorld(t *testing.T) *reaperWorld {
 			defer w.mu.Unlock()
 			w.reaps = append(w.reaps, r)
 		}))
-	r := app.NewReaper(w.svc, executor.ReapPolicy{IdleTTL: 2 * time.Second, OrphanGrace: time.Second}, 500*time.Millisecond)
-	r.Start()
-	t.Cleanup(func() { require.NoError(t, r.Stop(context.Background())) })
+	w.dbPath = filepath.Join(dir, "store.db")
 	return w
 }
 

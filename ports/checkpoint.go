@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/executor"
 )
 
 // CheckpointStore keeps one checkpoint per session: the tar of its workdir
@@ -24,4 +25,8 @@ type CheckpointStore interface {
 	// Delete removes the session's checkpoint; deleting none is a no-op.
 	// Errors: the store's.
 	Delete(ctx context.Context, sid domain.ID) error
+	// List returns every stored checkpoint with its size and when it was
+	// written, in no particular order (the reaper expires them by age).
+	// Errors: the store's.
+	List(ctx context.Context) ([]executor.StoredCheckpoint, error)
 }

@@ -42,22 +42,27 @@ type SessionInfo struct {
 // sandbox.ErrNotFound for a session with no running sandbox.
 type Service interface {
 	// Provision stores the session's record and returns its sandbox, created
-	// or adopted (idempotent), with the session's checkpoint, if any,
-	// restored into its workdir. Errors: executor.ErrInvalidRequest naming the
+	// or adopted (idempotent), with the session's checkpoint, if any and if
+	// the session had no sandbox, restored into its workdir. Errors:
+	// executor.ErrBadCheckpoint (an unreadable checkpoint: nothing created
+	// or removed, the checkpoint kept); executor.ErrInvalidRequest naming the
 	// field; executor.ErrGateUnavailable; sandbox.ErrSpecMismatch (the
 	// running sandbox differs in image, workdir or ungated network; nothing
 	// is changed, the stored record included); the provider's and store's.
 	Provision(ctx context.Context, sid domain.ID, req executor.SessionRequest) (SessionInfo, error)
 	// Get returns a running session. Errors: sandbox.ErrNotFound.
 	Get(ctx context.Context, sid domain.ID) (SessionInfo, error)
-	// Delete revokes the session's gate token, removes its sandbox and gate
-	// and its stored record; deleting a session that has none is a no-op.
-	// With checkpoint, the workdir is stored first (the next Provision
-	// restores it), and a checkpoint that cannot be taken fails the delete
-	// with the session left running. Errors: executor.ErrNotImplemented for
+	// Delete revokes the session's gate token, deletes its checkpoint and
+	// its stored record, then removes its sandbox and gate (a store failure
+	// leaves the sandbox and record as they were); deleting a session that
+	// has none is a no-op. With checkpoint, the workspace is kept instead:
+	// the workdir of a sandbox (running or stopped) is stored first, or
+	// without a sandbox the stored checkpoint is kept (the next Provision
+	// restores it); a checkpoint that cannot be taken fails the delete with
+	// the session left running. Errors: executor.ErrNotImplemented for
 	// checkpoint=true without a checkpoint store; executor.
-	// ErrCheckpointTooLarge; sandbox.ErrNotFound (checkpoint=true, no
-	// running sandbox); the store's; the provider's.
+	// ErrCheckpointTooLarge; sandbox.ErrNotFound (checkpoint=true, neither
+	// a sandbox nor a checkpoint); the store's; the provider's.
 	Delete(ctx context.Context, sid domain.ID, checkpoint bool) error
 	// List returns every session with labelled assets on the endpoint, with
 	// its state, sorted by id.

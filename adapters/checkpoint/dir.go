@@ -149,6 +149,39 @@ func (d *Dir) Delete(_ context.Context, sid domain.ID) error {
 	return nil
 }
 
+// List returns the checkpoints in the directory, dated by their file's
+// modification time (the rename of their Put). A missing directory holds
+// none; files that are not <session id>.tar (a Put in progress, anything
+// else) are not checkpoints.
+func (d *Dir) List(ctx context.Context) ([]executor.StoredCheckpoint, error) {
+	entries, err := os.ReadDir(d.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint dir: %w", err)
+	}
+	var out []executor.StoredCheckpoint
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		name, ok := strings.CutSuffix(e.Name(), ".tar")
+		if !ok || !e.Type().IsRegular() || domain.ValidateSessionID(domain.ID(name)) != nil {
+			continue
+		}
+		info, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted since ReadDir
+		}
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint dir: %w", err)
+		}
+		out = append(out, executor.StoredCheckpoint{ID: domain.ID(name), Size: info.Size(), Stored: info.ModTime()})
+	}
+	return out, nil
+}
+
 // ctxReader stops a copy once the context is done.
 type ctxReader struct {
 	ctx context.Context

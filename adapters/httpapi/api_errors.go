@@ -37,6 +37,10 @@ const (
 	// CodeCheckpointTooLarge: DELETE ?checkpoint=true found the workdir over
 	// SANDGATE_CHECKPOINT_MAX_BYTES; the session was left running.
 	CodeCheckpointTooLarge = "checkpoint_too_large"
+	// CodeCheckpointUnreadable: PUT found the session's stored checkpoint
+	// unreadable; nothing was created or removed and the checkpoint is kept
+	// (DELETE the session to discard it).
+	CodeCheckpointUnreadable = "checkpoint_unreadable"
 )
 
 var (
@@ -89,6 +93,7 @@ var apiErrors = []apiError{
 	{sandbox.ErrSizeMismatch, http.StatusBadRequest, CodeInvalidArgument, true},
 	{executor.ErrNotImplemented, http.StatusNotImplemented, CodeNotImplemented, false},
 	{executor.ErrCheckpointTooLarge, http.StatusRequestEntityTooLarge, CodeCheckpointTooLarge, false},
+	{executor.ErrBadCheckpoint, http.StatusConflict, CodeCheckpointUnreadable, false},
 	{ErrUnauthorized, http.StatusUnauthorized, CodeUnauthorized, false},
 }
 

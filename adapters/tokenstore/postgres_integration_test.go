@@ -51,6 +51,24 @@ func TestPostgresConformance(t *testing.T) {
 	})
 }
 
+// TestPostgresProbeWrite: the write probe writes on a writable server, and
+// fails once the database refuses writes (a read-only server or replica).
+func TestPostgresProbeWrite(t *testing.T) {
+	ctx := context.Background()
+	dsn := freshDatabase(t)
+	s, err := Open(ctx, dsn, testKey)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	require.NoError(t, s.ProbeWrite(ctx))
+	require.NoError(t, s.ProbeWrite(ctx), "the one row is rewritten")
+	_, err = s.db.ExecContext(ctx, `DO $$ BEGIN EXECUTE format(
+		'ALTER DATABASE %I SET default_transaction_read_only = on', current_database()); END $$`)
+	require.NoError(t, err)
+	s.db.SetMaxIdleConns(0) // new connections take the database's setting
+	require.NoError(t, s.Ping(ctx))
+	require.ErrorContains(t, s.ProbeWrite(ctx), "postgres: write probe: ")
+}
+
 // TestPostgresConcurrentOpen: executors starting together on an empty
 // database all create (or find) the schema; none fails on a race.
 func TestPostgresConcurrentOpen(t *testing.T) {

@@ -28,6 +28,11 @@ var schema = []string{
 		locations     TEXT NOT NULL,
 		PRIMARY KEY (session_id, credential_id)
 	)`,
+	// One row, rewritten by ProbeWrite: readiness proves the store writes.
+	`CREATE TABLE IF NOT EXISTS sandgate_write_probe (
+		id    INTEGER PRIMARY KEY,
+		at_ms BIGINT NOT NULL
+	)`,
 }
 
 // columns were added to sandgate_sessions after its first release; migrate
@@ -63,6 +68,8 @@ const (
 	qInsertCredential  = `INSERT INTO sandgate_credentials
 		(session_id, position, credential_id, name, secret_sealed, allowed_hosts, locations)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`
+	qProbeWrite = `INSERT INTO sandgate_write_probe (id, at_ms) VALUES (1, $1)
+		ON CONFLICT (id) DO UPDATE SET at_ms = excluded.at_ms`
 	qGetCredentials = `SELECT credential_id, name, secret_sealed, allowed_hosts, locations
 		FROM sandgate_credentials WHERE session_id = $1 ORDER BY position`
 )

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/sandgate/sandgate/ports"
@@ -23,17 +25,57 @@ type pinger interface {
 	Ping(ctx context.Context) error
 }
 
-// readyz answers 200 when the store answers a ping and the provider lists
-// its sandboxes, 503 naming the failing dependency otherwise. Causes go to
-// the log only: they may name hosts.
+// writeProber is the store's optional write check (tokenstore.ProbeWrite).
+type writeProber interface {
+	ProbeWrite(ctx context.Context) error
+}
+
+// writeProbeEvery is how often, at most, /readyz writes to the store: the
+// verdict is cached that long, so probes at any rate cost one small write
+// per interval, and a store that stops taking writes turns the executor
+// unready within it.
+const writeProbeEvery = 5 * time.Second
+
+// cachedProbe runs probe at most once per every and answers the last
+// verdict in between. A probe cut short by its caller's context is not a
+// verdict and is not cached.
+type cachedProbe struct {
+	probe func(context.Context) error
+	every time.Duration
+	now   func() time.Time
+	mu    sync.Mutex
+	at    time.Time
+	err   error
+}
+
+func (c *cachedProbe) check(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.at.IsZero() && c.now().Sub(c.at) < c.every {
+		return c.err
+	}
+	err := c.probe(ctx)
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return err
+	}
+	c.at, c.err = c.now(), err
+	return err
+}
+
+// readyz answers 200 when the store answers a ping and takes a write
+// (probed at most every writeProbeEvery) and the provider lists its
+// sandboxes, 503 naming the failing dependency otherwise. Causes go to the
+// log only: they may name hosts.
 func readyz(store ports.TokenStore, provider ports.Provider, log *slog.Logger) http.Handler {
+	var writes *cachedProbe
+	if w, ok := store.(writeProber); ok {
+		writes = &cachedProbe{probe: w.ProbeWrite, every: writeProbeEvery, now: time.Now}
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 		defer cancel()
 		failed := []string{}
-		if p, ok := store.(pinger); !ok {
-			failed = append(failed, "store")
-		} else if err := p.Ping(ctx); err != nil {
+		if err := storeReady(ctx, store, writes); err != nil {
 			log.Warn("not ready", "dependency", "store", "error", err)
 			failed = append(failed, "store")
 		}
@@ -47,6 +89,21 @@ func readyz(store ports.TokenStore, provider ports.Provider, log *slog.Logger) h
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ready"})
 	})
+}
+
+// storeReady pings the store, then checks it takes writes.
+func storeReady(ctx context.Context, store ports.TokenStore, writes *cachedProbe) error {
+	p, ok := store.(pinger)
+	if !ok {
+		return errors.New("the store has no readiness check")
+	}
+	if err := p.Ping(ctx); err != nil {
+		return err
+	}
+	if writes == nil {
+		return nil
+	}
+	return writes.check(ctx)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -33,11 +33,13 @@ func newCheckpointStore(lc fx.Lifecycle, cfg config.Config) (ports.CheckpointSto
 var reaperModule = fx.Module("reaper", fx.Invoke(runReaper))
 
 func runReaper(lc fx.Lifecycle, svc *app.Service, cfg config.Config, log *slog.Logger) {
-	r := app.NewReaper(svc, executor.ReapPolicy{IdleTTL: cfg.IdleTTL, OrphanGrace: cfg.OrphanGrace}, cfg.ReapInterval)
+	r := app.NewReaper(svc, executor.ReapPolicy{IdleTTL: cfg.IdleTTL, OrphanGrace: cfg.OrphanGrace,
+		CheckpointRetention: cfg.CheckpointRetention}, cfg.ReapInterval)
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {
 			log.Info("reaper", "idle_ttl", cfg.IdleTTL.String(), "interval", cfg.ReapInterval.String(),
-				"orphan_grace", cfg.OrphanGrace.String(), "checkpoint_dir", cfg.CheckpointDir)
+				"orphan_grace", cfg.OrphanGrace.String(), "checkpoint_dir", cfg.CheckpointDir,
+				"checkpoint_retention", cfg.CheckpointRetention.String())
 			r.Start()
 			return nil
 		},

@@ -52,6 +52,15 @@ func (s *lazyStore) Ping(ctx context.Context) error {
 	return p.Ping(ctx)
 }
 
+// ProbeWrite reports whether the database takes a write (readiness).
+func (s *lazyStore) ProbeWrite(ctx context.Context) error {
+	p, ok := s.TokenStore.(writeProber)
+	if !ok {
+		return errStoreClosed
+	}
+	return p.ProbeWrite(ctx)
+}
+
 // Lock takes the session lock of the open store (ports.SessionLocker), so
 // that the service finds it through this wrapper.
 func (s *lazyStore) Lock(ctx context.Context, sid domain.ID) (func(), error) {

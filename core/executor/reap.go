@@ -51,10 +51,13 @@ func ReapWithoutCheckpoint(err error) bool {
 }
 
 // ReapPolicy is the reaper's configuration. A zero IdleTTL reaps no idle
-// session; a zero OrphanGrace reaps orphans at first sight.
+// session; a zero OrphanGrace reaps orphans at first sight; a zero
+// CheckpointRetention keeps checkpoints until they are restored or their
+// session is deleted (ExpiredCheckpoints).
 type ReapPolicy struct {
-	IdleTTL     time.Duration
-	OrphanGrace time.Duration
+	IdleTTL             time.Duration
+	OrphanGrace         time.Duration
+	CheckpointRetention time.Duration
 }
 
 // ReapCandidate is what the reaper knows of one session with labelled

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
 )
 
@@ -127,4 +128,19 @@ func TestReapWithoutCheckpoint(t *testing.T) {
 	} {
 		require.Equal(t, want, ReapWithoutCheckpoint(err), "%v", err)
 	}
+}
+
+func TestExpiredCheckpoints(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	cs := []StoredCheckpoint{
+		{ID: "ses_c", Stored: now.Add(-8 * 24 * time.Hour)},
+		{ID: "ses_a", Stored: now.Add(-7 * 24 * time.Hour)},
+		{ID: "ses_b", Stored: now.Add(-7*24*time.Hour + time.Second)},
+		{ID: "ses_d", Stored: now.Add(time.Hour)},
+	}
+	p := ReapPolicy{CheckpointRetention: 7 * 24 * time.Hour}
+	require.Equal(t, []domain.ID{"ses_a", "ses_c"}, p.ExpiredCheckpoints(cs, now),
+		"exactly the retention expires; younger and future-dated ones are kept")
+	require.Empty(t, ReapPolicy{}.ExpiredCheckpoints(cs, now), "no retention keeps every checkpoint")
 }

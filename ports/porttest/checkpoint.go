@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -42,6 +43,7 @@ func RunCheckpointStore(t *testing.T, open func(t *testing.T) CheckpointHarness)
 		{"too-large-keeps-previous", cpTooLarge},
 		{"failing-source-keeps-previous", cpFailingSource},
 		{"bad-id-refused", cpBadID},
+		{"list", cpList},
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
@@ -96,6 +98,32 @@ func cpMissing(t *testing.T, h CheckpointHarness) {
 	require.NoError(t, h.Store.Delete(ctx, sid))
 	_, _, err = h.Store.Get(ctx, sid)
 	require.ErrorIs(t, err, executor.ErrCheckpointNotFound)
+}
+
+// cpList: List reports each checkpoint once with its size and a write time
+// within the test's run, nothing for a deleted one or a Put that failed.
+func cpList(t *testing.T, h CheckpointHarness) {
+	ctx := context.Background()
+	start := time.Now().Add(-time.Second) // file times may be coarser than the clock
+	a, b := domain.NewID("ses"), domain.NewID("ses")
+	cpPut(t, h.Store, a, []byte("aaa"))
+	cpPut(t, h.Store, b, []byte("bb"))
+	cpPut(t, h.Store, b, []byte("bbbb"))
+	gone := domain.NewID("ses")
+	cpPut(t, h.Store, gone, []byte("x"))
+	require.NoError(t, h.Store.Delete(ctx, gone))
+	_, err := h.Store.Put(ctx, domain.NewID("ses"), bytes.NewReader(make([]byte, h.MaxBytes+1)))
+	require.ErrorIs(t, err, executor.ErrCheckpointTooLarge)
+	list, err := h.Store.List(ctx)
+	require.NoError(t, err)
+	sizes := map[domain.ID]int64{}
+	for _, c := range list {
+		require.NotContains(t, sizes, c.ID, "listed once")
+		sizes[c.ID] = c.Size
+		require.False(t, c.Stored.Before(start), "stored %s", c.Stored)
+		require.False(t, c.Stored.After(time.Now().Add(time.Second)), "stored %s", c.Stored)
+	}
+	require.Equal(t, map[domain.ID]int64{a: 3, b: 4}, sizes)
 }
 
 func cpBoundFits(t *testing.T, h CheckpointHarness) {

@@ -8,7 +8,7 @@ import (
 // runRm is `executor rm SESSION [--checkpoint]`.
 func runRm(ctx context.Context, s *Streams, args []string) error {
 	fs, c := newFlags("rm", true)
-	checkpoint := fs.Bool("checkpoint", false, "export the workdir into the checkpoint store first")
+	checkpoint := fs.Bool("checkpoint", false, "keep the workspace: checkpoint the workdir first (without a sandbox, keep the stored checkpoint); without it the checkpoint is deleted")
 	sid, err := sessionOnly(fs, s, args)
 	if err != nil {
 		return err

@@ -45,8 +45,12 @@ const (
 	DefaultBodyIdleTimeout   = 30 * time.Second
 	DefaultMaxBodies         = 64
 	DefaultBatchMemory       = 256 << 20
-	DefaultK8sNamespace      = "default"
-	DefaultNetsetupImage     = "busybox:1.35"
+	// DefaultCheckpointRetention: a checkpoint not restored within a week
+	// is deleted; a workspace abandoned that long is unlikely to be resumed,
+	// and checkpoints are up to SANDGATE_CHECKPOINT_MAX_BYTES each.
+	DefaultCheckpointRetention = 7 * 24 * time.Hour
+	DefaultK8sNamespace        = "default"
+	DefaultNetsetupImage       = "busybox:1.35"
 )
 
 // Backends of SANDGATE_BACKEND.
@@ -126,6 +130,10 @@ type Config struct {
 	// (SANDGATE_CHECKPOINT_MAX_BYTES).
 	CheckpointDir      string
 	CheckpointMaxBytes int64
+	// CheckpointRetention is how long a checkpoint is kept before the
+	// reaper deletes it (SANDGATE_CHECKPOINT_RETENTION; 0 keeps them until
+	// restored or deleted).
+	CheckpointRetention time.Duration
 	// IdleTTL reaps a session with no API call for that long
 	// (SANDGATE_IDLE_TTL; 0 reaps no idle session); ReapInterval is how often
 	// the reaper looks (SANDGATE_REAP_INTERVAL, at most half the TTL);
@@ -168,7 +176,8 @@ type raw struct {
 	listen, gateListen, token, backend, dbURL, key, keyFile string
 	image, gateImage, cpURL, gateNetwork, shutdown          string
 	gateOTel, gateOTelInsecure                              string
-	cpDir, cpMax, idleTTL, reapInterval, orphanGrace        string
+	cpDir, cpMax, cpRetention                               string
+	idleTTL, reapInterval, orphanGrace                      string
 	kubeconfig, k8sNamespace, netsetupImage                 string
 	labels                                                  string
 	readHeader, bodyIdle, maxBodies, batchMemory            string
@@ -196,6 +205,7 @@ func (r *raw) settings() []setting {
 		{"SANDGATE_SHUTDOWN_TIMEOUT", "shutdown-timeout", DefaultShutdownTimeout.String(), "bound of the graceful shutdown", &r.shutdown},
 		{"SANDGATE_CHECKPOINT_DIR", "checkpoint-dir", DefaultCheckpointDir, "directory of the reaper's workdir checkpoints (created 0700)", &r.cpDir},
 		{"SANDGATE_CHECKPOINT_MAX_BYTES", "checkpoint-max-bytes", strconv.Itoa(DefaultCheckpointMaxBytes), "largest checkpoint in bytes; a larger workdir is reaped without one", &r.cpMax},
+		{"SANDGATE_CHECKPOINT_RETENTION", "checkpoint-retention", DefaultCheckpointRetention.String(), "delete a checkpoint not restored within this long (0: keep until restored or deleted)", &r.cpRetention},
 		{"SANDGATE_IDLE_TTL", "idle-ttl", DefaultIdleTTL.String(), "reap a session idle this long (0: never)", &r.idleTTL},
 		{"SANDGATE_REAP_INTERVAL", "reap-interval", DefaultReapInterval.String(), "how often the reaper looks (at most half the idle TTL)", &r.reapInterval},
 		{"SANDGATE_ORPHAN_GRACE", "orphan-grace", DefaultOrphanGrace.String(), "reap labelled sandboxes without a session record after this long", &r.orphanGrace},

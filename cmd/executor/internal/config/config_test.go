@@ -44,6 +44,7 @@ func TestLoadDefaults(t *testing.T) {
 	require.Equal(t, DefaultIdleTTL, c.IdleTTL)
 	require.Equal(t, DefaultReapInterval, c.ReapInterval)
 	require.Equal(t, DefaultOrphanGrace, c.OrphanGrace)
+	require.Equal(t, DefaultCheckpointRetention, c.CheckpointRetention)
 	require.Equal(t, DefaultReadHeaderTimeout, c.ReadHeaderTimeout)
 	require.Equal(t, DefaultBodyIdleTimeout, c.BodyIdleTimeout)
 	require.Equal(t, DefaultMaxBodies, c.MaxBodies)
@@ -122,6 +123,8 @@ func TestLoadValid(t *testing.T) {
 		"loopback url, host network":   {"SANDGATE_CONTROLPLANE_URL": "http://127.0.0.1:7070", "SANDGATE_GATE_NETWORK": "host"},
 		"no idle reaping, slow rounds": {"SANDGATE_IDLE_TTL": "0", "SANDGATE_REAP_INTERVAL": "1h"},
 		"short ttl":                    {"SANDGATE_IDLE_TTL": "2s", "SANDGATE_REAP_INTERVAL": "500ms", "SANDGATE_ORPHAN_GRACE": "0s"},
+		"checkpoints kept":             {"SANDGATE_CHECKPOINT_RETENTION": "0"},
+		"short retention":              {"SANDGATE_CHECKPOINT_RETENTION": "90s"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -179,6 +182,8 @@ func TestLoadInvalid(t *testing.T) {
 		{"body idle timeout", map[string]string{"SANDGATE_BODY_IDLE_TIMEOUT": "-1s"}, nil, "SANDGATE_BODY_IDLE_TIMEOUT: must be a positive duration"},
 		{"max bodies", map[string]string{"SANDGATE_MAX_BODIES": "0"}, nil, "SANDGATE_MAX_BODIES: must be a positive number"},
 		{"batch memory", map[string]string{"SANDGATE_BATCH_MEMORY_BYTES": "1024"}, nil, "SANDGATE_BATCH_MEMORY_BYTES: must be a number of bytes of at least"},
+		{"checkpoint retention", map[string]string{"SANDGATE_CHECKPOINT_RETENTION": "-1h"}, nil, "SANDGATE_CHECKPOINT_RETENTION: must be a duration"},
+		{"checkpoint retention unit", nil, []string{"--checkpoint-retention", "7d"}, "SANDGATE_CHECKPOINT_RETENTION: must be a duration"},
 		{"argument", nil, []string{"extra"}, `unexpected argument "extra"`},
 	}
 	for _, tt := range tests {

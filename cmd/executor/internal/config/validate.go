@@ -106,6 +106,9 @@ func (r *raw) validateReaper(c *Config) error {
 		return fmt.Errorf("SANDGATE_CHECKPOINT_MAX_BYTES: must be a positive number of bytes, such as %d", DefaultCheckpointMaxBytes)
 	}
 	c.CheckpointMaxBytes = n
+	if c.CheckpointRetention, err = time.ParseDuration(r.cpRetention); err != nil || c.CheckpointRetention < 0 {
+		return fmt.Errorf("SANDGATE_CHECKPOINT_RETENTION: must be a duration such as 168h, or 0 to keep checkpoints until restored or deleted")
+	}
 	if c.IdleTTL, err = time.ParseDuration(r.idleTTL); err != nil || c.IdleTTL < 0 {
 		return fmt.Errorf("SANDGATE_IDLE_TTL: must be a duration such as 30m, or 0 to reap no idle session")
 	}
