@@ -14,6 +14,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/system"
@@ -319,3 +320,10 @@ func (f *fakeEngine) ContainerLogs(context.Context, string, container.LogsOption
 }
 
 var _ engine = (*fakeEngine)(nil)
+
+// Events announces nothing: the fake's containers never go away by
+// themselves.
+func (f *fakeEngine) Events(context.Context, events.ListOptions) (<-chan events.Message, <-chan error) {
+	f.record("events")
+	return nil, nil
+}

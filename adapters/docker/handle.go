@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types"
@@ -91,6 +93,20 @@ func execErr(err error) error {
 // sandbox, the context, or the source's own read error (the script then saw
 // a short body and removed its temporary file).
 func (s *handle) runScript(ctx context.Context, argv []string, stdin io.Reader, out io.Writer) (code int, stderr string, err error) {
+	code, stderr, err = s.runScriptOnce(ctx, argv, stdin, out)
+	if s.lostSandbox(ctx, err, code) {
+		return 0, "", errGone
+	}
+	return code, stderr, err
+}
+
+// runScriptOnce is runScript without the final look at the sandbox. A
+// sandbox the engine is ending has its stream closed, which unblocks the
+// daemon's stdin copy (it can otherwise wait minutes). On the
+// error paths the pump is not waited for: it ends at its source's next
+// return, the source being the caller's.
+func (s *handle) runScriptOnce(ctx context.Context, argv []string, stdin io.Reader, out io.Writer) (code int, stderr string, err error) {
+	start := time.Now()
 	execID, hij, err := s.startExec(ctx, argv, stdin != nil)
 	if err != nil {
 		return 0, "", err
@@ -98,6 +114,9 @@ func (s *handle) runScript(ctx context.Context, argv []string, stdin io.Reader, 
 	defer hij.Close()
 	stop := context.AfterFunc(ctx, hij.Close)
 	defer stop()
+	var cut atomic.Bool
+	stopWatch := s.watchGone(ctx, start, func() { cut.Store(true); hij.Close() })
+	defer stopWatch()
 	pumpErr := make(chan error, 1)
 	if stdin != nil {
 		go func() { pumpErr <- hij.pump(stdin) }()
@@ -109,8 +128,12 @@ func (s *handle) runScript(ctx context.Context, argv []string, stdin io.Reader, 
 	}
 	errBuf := sandbox.NewCapture(64 << 10)
 	_, copyErr := stdcopy.StdCopy(out, errBuf, hij.resp.Reader)
-	if ctx.Err() != nil {
+	stopWatch()
+	switch {
+	case ctx.Err() != nil:
 		return 0, "", fmt.Errorf("docker exec: %w", ctx.Err())
+	case cut.Load():
+		return 0, "", errCut
 	}
 	if copyErr != nil {
 		return 0, "", fmt.Errorf("docker exec: reading output: %w", copyErr)
