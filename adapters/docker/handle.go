@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -106,17 +105,19 @@ func (s *handle) runScript(ctx context.Context, argv []string, stdin io.Reader, 
 // error paths the pump is not waited for: it ends at its source's next
 // return, the source being the caller's.
 func (s *handle) runScriptOnce(ctx context.Context, argv []string, stdin io.Reader, out io.Writer) (code int, stderr string, err error) {
-	start := time.Now()
-	execID, hij, err := s.startExec(ctx, argv, stdin != nil)
+	// The watch starts first: a daemon ending the sandbox can hold the
+	// attach itself.
+	wctx, cut := context.WithCancelCause(ctx)
+	defer cut(nil)
+	stopWatch := s.watchGone(ctx, time.Now(), func() { cut(errCut) })
+	defer stopWatch()
+	execID, hij, err := s.startExec(wctx, argv, stdin != nil)
 	if err != nil {
-		return 0, "", err
+		return 0, "", cutOr(wctx, err)
 	}
 	defer hij.Close()
-	stop := context.AfterFunc(ctx, hij.Close)
+	stop := context.AfterFunc(wctx, hij.Close)
 	defer stop()
-	var cut atomic.Bool
-	stopWatch := s.watchGone(ctx, start, func() { cut.Store(true); hij.Close() })
-	defer stopWatch()
 	pumpErr := make(chan error, 1)
 	if stdin != nil {
 		go func() { pumpErr <- hij.pump(stdin) }()
@@ -128,24 +129,31 @@ func (s *handle) runScriptOnce(ctx context.Context, argv []string, stdin io.Read
 	}
 	errBuf := sandbox.NewCapture(64 << 10)
 	_, copyErr := stdcopy.StdCopy(out, errBuf, hij.resp.Reader)
-	stopWatch()
-	switch {
-	case ctx.Err() != nil:
+	if ctx.Err() != nil {
 		return 0, "", fmt.Errorf("docker exec: %w", ctx.Err())
-	case cut.Load():
+	}
+	if errors.Is(context.Cause(wctx), errCut) {
 		return 0, "", errCut
 	}
 	if copyErr != nil {
 		return 0, "", fmt.Errorf("docker exec: reading output: %w", copyErr)
 	}
-	ins, err := s.p.eng.ContainerExecInspect(ctx, execID)
+	ins, err := s.p.eng.ContainerExecInspect(wctx, execID)
 	if err != nil {
-		return 0, "", translate(err, "exec inspect")
+		return 0, "", cutOr(wctx, translate(err, "exec inspect"))
 	}
 	if perr := <-pumpErr; perr != nil {
 		return 0, "", perr
 	}
 	return ins.ExitCode, errBuf.String(), nil
+}
+
+// cutOr is errCut when the watch cut ctx, else err.
+func cutOr(ctx context.Context, err error) error {
+	if errors.Is(context.Cause(ctx), errCut) {
+		return errCut
+	}
+	return err
 }
 
 // hijacked makes the attach connection's Close idempotent and safe from
