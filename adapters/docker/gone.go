@@ -118,8 +118,11 @@ func liveRow(titles []string, rows [][]string, col, want string) bool {
 // holding the container's lock, so inspect and exec inspect hang too —
 // until the client hangs up. The engine's event stream takes no such lock.
 // The subscription starts after watchAfter and replays from the call's
-// start, so calls shorter than that never ask the engine anything. The call
-// ends the watch with the returned stop, which waits for it.
+// start, so calls shorter than that never ask the engine anything (the
+// replay comes from the daemon's buffer of recent events: on an engine busy
+// enough to roll it within watchAfter, a write can still wait for the
+// daemon as before). The call ends the watch with the returned stop, which
+// waits for it.
 func (s *handle) watchGone(ctx context.Context, since time.Time, onGone func()) (stop func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
