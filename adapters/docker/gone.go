@@ -143,8 +143,9 @@ func (s *handle) watchGone(ctx context.Context, since time.Time, onGone func()) 
 			select {
 			case <-ctx.Done():
 				return
-			case <-errs:
-				return // the watch is best effort: the call keeps its own outcome
+			case err := <-errs:
+				_ = err // the watch is best effort: the call keeps its own outcome
+				return
 			case m := <-msgs:
 				if m.Action != events.ActionKill || endingSignal[m.Actor.Attributes["signal"]] {
 					onGone()
