@@ -63,6 +63,12 @@ func (s *handle) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.Exe
 	if hdr != nil {
 		_ = hdr.Flush()
 	}
+	// A sandbox that went away killed the command: that is no result
+	// (C-EXEC-5), and only the engine can tell it from a command killed by a
+	// signal inside a living sandbox.
+	if s.lostSandbox(ctx, err, w.ev.ExitCode) {
+		return sandbox.ExecResult{}, errGone
+	}
 	if err != nil {
 		return sandbox.ExecResult{}, err
 	}
@@ -267,23 +273,5 @@ func (s *handle) groupAlive(ctx context.Context, hostPid int) (bool, error) {
 	if err != nil {
 		return false, translate(err, "top")
 	}
-	pgidCol, statCol := -1, -1
-	for i, t := range top.Titles {
-		switch t {
-		case "PGID":
-			pgidCol = i
-		case "STAT":
-			statCol = i
-		}
-	}
-	if pgidCol < 0 || statCol < 0 {
-		return false, fmt.Errorf("docker top: unexpected columns %v", top.Titles)
-	}
-	want := strconv.Itoa(hostPid)
-	for _, row := range top.Processes {
-		if len(row) > max(pgidCol, statCol) && row[pgidCol] == want && row[statCol] != "" && row[statCol][0] != 'Z' {
-			return true, nil
-		}
-	}
-	return false, nil
+	return liveRow(top.Titles, top.Processes, "PGID", strconv.Itoa(hostPid)), nil
 }

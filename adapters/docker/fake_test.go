@@ -14,6 +14,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/system"
@@ -335,4 +336,11 @@ func (f *fakeEngine) ContainerStatPath(_ context.Context, _, path string) (conta
 		return container.PathStat{Name: "bash", Mode: 0o755}, nil
 	}
 	return container.PathStat{}, notFound("path")
+}
+
+// Events announces nothing: the fake's containers never go away by
+// themselves.
+func (f *fakeEngine) Events(context.Context, events.ListOptions) (<-chan events.Message, <-chan error) {
+	f.record("events")
+	return nil, nil
 }

@@ -146,7 +146,10 @@ func (s *handle) ReadFileStream(ctx context.Context, path string, maxBytes int64
 	rc, _, err := s.p.eng.CopyFromContainer(ctx, s.id, path)
 	if err != nil {
 		// The script just saw a regular file: a miss now is a race with the
-		// sandbox, answered as what it found.
+		// sandbox — gone itself, or the file gone — answered as what it found.
+		if cerrdefs.IsNotFound(err) && s.vanished(ctx) {
+			return nil, 0, fmt.Errorf("read %q: %w", path, errGone)
+		}
 		if cerrdefs.IsNotFound(err) {
 			return nil, 0, fmt.Errorf("read %q: %w", path, sandbox.ErrFileNotExist)
 		}

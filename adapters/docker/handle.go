@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types"
@@ -92,12 +93,31 @@ func execErr(err error) error {
 // sandbox, the context, or the source's own read error (the script then saw
 // a short body and removed its temporary file).
 func (s *handle) runScript(ctx context.Context, argv []string, stdin io.Reader, out io.Writer) (code int, stderr string, err error) {
-	execID, hij, err := s.startExec(ctx, argv, stdin != nil)
+	code, stderr, err = s.runScriptOnce(ctx, argv, stdin, out)
+	if s.lostSandbox(ctx, err, code) {
+		return 0, "", errGone
+	}
+	return code, stderr, err
+}
+
+// runScriptOnce is runScript without the final look at the sandbox. A
+// sandbox the engine is ending has its stream closed, which unblocks the
+// daemon's stdin copy (it can otherwise wait minutes). On the
+// error paths the pump is not waited for: it ends at its source's next
+// return, the source being the caller's.
+func (s *handle) runScriptOnce(ctx context.Context, argv []string, stdin io.Reader, out io.Writer) (code int, stderr string, err error) {
+	// The watch starts first: a daemon ending the sandbox can hold the
+	// attach itself.
+	wctx, cut := context.WithCancelCause(ctx)
+	defer cut(nil)
+	stopWatch := s.watchGone(ctx, time.Now(), func() { cut(errCut) })
+	defer stopWatch()
+	execID, hij, err := s.startExec(wctx, argv, stdin != nil)
 	if err != nil {
-		return 0, "", err
+		return 0, "", cutOr(wctx, err)
 	}
 	defer hij.Close()
-	stop := context.AfterFunc(ctx, hij.Close)
+	stop := context.AfterFunc(wctx, hij.Close)
 	defer stop()
 	pumpErr := make(chan error, 1)
 	if stdin != nil {
@@ -113,17 +133,28 @@ func (s *handle) runScript(ctx context.Context, argv []string, stdin io.Reader, 
 	if ctx.Err() != nil {
 		return 0, "", fmt.Errorf("docker exec: %w", ctx.Err())
 	}
+	if errors.Is(context.Cause(wctx), errCut) {
+		return 0, "", errCut
+	}
 	if copyErr != nil {
 		return 0, "", fmt.Errorf("docker exec: reading output: %w", copyErr)
 	}
-	ins, err := s.p.eng.ContainerExecInspect(ctx, execID)
+	ins, err := s.p.eng.ContainerExecInspect(wctx, execID)
 	if err != nil {
-		return 0, "", translate(err, "exec inspect")
+		return 0, "", cutOr(wctx, translate(err, "exec inspect"))
 	}
 	if perr := <-pumpErr; perr != nil {
 		return 0, "", perr
 	}
 	return ins.ExitCode, errBuf.String(), nil
+}
+
+// cutOr is errCut when the watch cut ctx, else err.
+func cutOr(ctx context.Context, err error) error {
+	if errors.Is(context.Cause(ctx), errCut) {
+		return errCut
+	}
+	return err
 }
 
 // hijacked makes the attach connection's Close idempotent and safe from

@@ -177,7 +177,11 @@ func (p *Provider) Export(ctx context.Context, sid domain.ID, root string) (io.R
 	}
 	rc, _, err := p.eng.CopyFromContainer(ctx, c.ID, root)
 	if cerrdefs.IsNotFound(err) {
-		// The container was just inspected: a 404 now is the path.
+		// The container was just inspected: a 404 now is the path, unless
+		// the container went away in between.
+		if _, ierr := p.eng.ContainerInspect(ctx, c.ID); cerrdefs.IsNotFound(ierr) {
+			return nil, fmt.Errorf("export %s: %w", sid, errGone)
+		}
 		return nil, fmt.Errorf("export %s %q: %w", sid, root, sandbox.ErrFileNotExist)
 	}
 	if err != nil && strings.Contains(err.Error(), "not a directory") {
