@@ -77,11 +77,11 @@ func BenchmarkPlainGET1KiB(b *testing.B) {
 const bulkBytes = 64 << 20
 
 // tcpServer runs handle on every connection to a loopback listener.
-func tcpServer(b *testing.B, handle func(net.Conn)) string {
-	b.Helper()
+func tcpServer(tb testing.TB, handle func(net.Conn)) string {
+	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(b, err)
-	b.Cleanup(func() { _ = ln.Close() })
+	require.NoError(tb, err)
+	tb.Cleanup(func() { _ = ln.Close() })
 	go func() {
 		for {
 			c, err := ln.Accept()

@@ -33,22 +33,7 @@ func requireSlotsFree(t *testing.T, h *harness) {
 // tcpEcho is a loopback TCP echo server.
 func tcpEcho(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer func() { _ = c.Close() }()
-				_, _ = io.Copy(c, c)
-			}()
-		}
-	}()
-	return ln.Addr().String()
+	return tcpServer(t, func(c net.Conn) { _, _ = io.Copy(c, c) })
 }
 
 // TestTunnelIdleTimeoutOpaque: an opaque tunnel that moves no byte for
