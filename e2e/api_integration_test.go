@@ -80,7 +80,7 @@ func TestAPIGatedSession(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, res.Stdout, "200 OK", res.Stderr)
 	require.NotContains(t, res.Stdout, secret, "the echo is redacted")
-	recs := env.OriginRequests(t, "/m/e2e-api")
+	recs := env.AwaitOriginRequests(t, "/m/e2e-api", 1)
 	require.Len(t, recs, 1)
 	require.Equal(t, []string{"Bearer " + secret}, recs[0].Headers["Authorization"])
 

@@ -132,7 +132,7 @@ func (s *securitySuite) requireUnseen(t *testing.T, marker string) {
 // one returns the single origin record carrying marker.
 func (s *securitySuite) one(t *testing.T, marker string) gatetest.Record {
 	t.Helper()
-	recs := s.e.OriginRequests(t, marker)
+	recs := s.e.AwaitOriginRequests(t, marker, 1)
 	require.Len(t, recs, 1, "origin records of %s", marker)
 	return recs[0]
 }
@@ -460,7 +460,7 @@ func (s *securitySuite) streamRows(t *testing.T) {
 		res := s.probe(t, s.limited, "upgrade", "http://"+s.ip+"/ws/m/ws/")
 		requireStatus(t, res, 101)
 		require.Contains(t, res.Stdout, "echo: probe-ws-message\n")
-		require.Len(t, s.e.OriginRequests(t, "/ws/m/ws/"), 1)
+		require.Len(t, s.e.AwaitOriginRequests(t, "/ws/m/ws/", 1), 1)
 	})
 	t.Run("WebSocket to a credential-bound host is refused", func(t *testing.T) {
 		// Its frames would pass echo redaction by (docs/SECURITY.md).

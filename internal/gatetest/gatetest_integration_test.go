@@ -64,6 +64,7 @@ func TestEnvOrigin(t *testing.T) {
 			require.Contains(t, string(out), tc.want)
 		})
 	}
+	e.AwaitOriginRequests(t, "/env-http/", 1)
 	log := e.OriginLog(t)
 	kinds := map[string]int{}
 	for _, r := range log {

@@ -139,6 +139,22 @@ func (e *Env) OriginRequests(t *testing.T, marker string) []Record {
 	return out
 }
 
+// AwaitOriginRequests returns the records carrying marker once there are at
+// least n, waiting up to 10 s: the engine copies a container's stdout to its
+// log asynchronously, so a record the origin printed just before answering
+// can reach the log after the probe has its answer.
+func (e *Env) AwaitOriginRequests(t *testing.T, marker string, n int) []Record {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		recs := e.OriginRequests(t, marker)
+		if len(recs) >= n || time.Now().After(deadline) {
+			return recs
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // stdout returns a container's stdout log.
 func (e *Env) stdout(t *testing.T, id string) string {
 	t.Helper()
