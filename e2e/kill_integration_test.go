@@ -39,20 +39,28 @@ func TestKill9MidExec(t *testing.T) {
 	info, err := c.Provision(ctx, sid, executor.SessionRequest{})
 	require.NoError(t, err)
 
-	execErr := make(chan error, 1)
-	go func() {
-		_, err := c.Exec(ctx, sid, sandbox.ExecRequest{Command: "touch started && sleep 120", Timeout: 5 * time.Minute})
-		execErr <- err
-	}()
-	require.Eventually(t, func() bool {
-		rc, _, err := c.ReadFile(ctx, sid, "/workspace/started", 0)
-		if err == nil {
-			_ = rc.Close()
-		}
-		return err == nil
-	}, time.Minute, 100*time.Millisecond, "the exec started")
+	// One command with a deadline, one without: both outlive no caller.
+	execErr := make(chan error, 2)
+	for i, timeout := range []time.Duration{5 * time.Minute, 0} {
+		go func() {
+			cmd := fmt.Sprintf("touch started%d && sleep 412%d & sleep 412%d", i, i, i)
+			_, err := c.Exec(ctx, sid, sandbox.ExecRequest{Command: cmd, Timeout: timeout})
+			execErr <- err
+		}()
+	}
+	for i := range 2 {
+		require.Eventually(t, func() bool {
+			rc, _, err := c.ReadFile(ctx, sid, fmt.Sprintf("/workspace/started%d", i), 0)
+			if err == nil {
+				_ = rc.Close()
+			}
+			return err == nil
+		}, time.Minute, 100*time.Millisecond, "exec %d started", i)
+	}
 	first.kill(t)
-	require.Error(t, <-execErr, "the exec's caller sees the executor die")
+	for range 2 {
+		require.Error(t, <-execErr, "the exec's caller sees the executor die")
+	}
 
 	second := w.start(t, "second", settings)
 	c = second.client(t)
@@ -62,6 +70,15 @@ func TestKill9MidExec(t *testing.T) {
 	res, err := c.Exec(ctx, sid, sandbox.ExecRequest{Command: "echo still here", Timeout: time.Minute})
 	require.NoError(t, err)
 	require.Equal(t, "still here\n", res.Stdout)
+	// Issue 11 item 5: the dead executor's commands died with it — the
+	// engine ended their stdin, and the wrapper's watchdog killed them.
+	// The scan's own text must not match itself: "412" is split.
+	scan := `n=41; for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' <"$f"; echo; done 2>/dev/null | grep -c "sleep ${n}2[01]" || true`
+	require.Eventually(t, func() bool {
+		res, err := c.Exec(ctx, sid, sandbox.ExecRequest{Command: scan, Timeout: time.Minute})
+		require.NoError(t, err)
+		return strings.TrimSpace(res.Stdout) == "0"
+	}, 10*time.Second, 200*time.Millisecond, "the killed executor's commands still run")
 	again, err := c.Provision(ctx, sid, executor.SessionRequest{})
 	require.NoError(t, err)
 	require.Equal(t, info.SandboxID, again.SandboxID, "a re-provision adopts the same sandbox")

@@ -37,32 +37,28 @@ func (s *handle) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.Exe
 	}
 	deadline := sandbox.ExecDeadline(req.Timeout)
 	start := time.Now() // before the exec starts, so a watchdog kill never looks early
-	execID, hij, err := s.startExec(ctx, sandbox.ExecArgv(req, ""), false)
+	// stdin attached and never written: the wrapper's lifeline, which the
+	// daemon ends when this connection closes — the call returned, was
+	// cancelled, or the executor died — and the command's group dies then.
+	execID, hij, err := s.startExec(ctx, sandbox.ExecArgv(req, ""), true)
 	if err != nil {
 		return sandbox.ExecResult{}, err
 	}
 	defer hij.Close()
 	stdout := sandbox.NewCapture(sandbox.MaxOutputBytes)
 	stderr := sandbox.NewCapture(sandbox.MaxOutputBytes)
-	var errSink io.Writer = stderr
-	var hdr *sandbox.HeaderStripper
-	if deadline > 0 {
-		hdr = sandbox.NewHeaderStripper(stderr)
-		errSink = hdr
-	}
+	hdr := sandbox.NewHeaderStripper(stderr)
 	copied := make(chan struct{})
 	w := &execWatch{s: s, execID: execID, start: start, hdr: hdr, copied: copied,
 		ev: sandbox.ExecEvidence{Deadline: deadline}}
 	go func() {
 		defer close(copied)
-		_, _ = stdcopy.StdCopy(counting{stdout, &w.arrived}, counting{errSink, &w.arrived}, hij.resp.Reader)
+		_, _ = stdcopy.StdCopy(counting{stdout, &w.arrived}, counting{hdr, &w.arrived}, hij.resp.Reader)
 	}()
 	err = w.run(ctx)
 	hij.Close()
 	<-copied
-	if hdr != nil {
-		_ = hdr.Flush()
-	}
+	_ = hdr.Flush()
 	// A sandbox that went away killed the command: that is no result
 	// (C-EXEC-5), and only the engine can tell it from a command killed by a
 	// signal inside a living sandbox.
@@ -123,13 +119,13 @@ func (w *execWatch) run(ctx context.Context) error {
 }
 
 // stopped decides how a wait ends when bound is done or a daemon call
-// failed: the caller's cancellation is an error (and the command's group is
-// killed in the background); the return bound passing is a verdict
-// (TimedOut, killed); anything else is the daemon's error.
+// failed: the caller's cancellation is an error (closing the attach ends
+// the wrapper's lifeline, and its watchdog kills the command's group — the
+// same path as an executor that dies); the return bound passing is a
+// verdict (TimedOut, killed); anything else is the daemon's error.
 func (w *execWatch) stopped(ctx, bound context.Context, err error) error {
 	switch {
 	case ctx.Err() != nil:
-		w.killGroup(ctx)
 		return fmt.Errorf("docker exec: %w", ctx.Err())
 	case bound.Err() != nil:
 		w.killGroup(ctx)
@@ -233,8 +229,7 @@ func (w *execWatch) enforceNow(ctx context.Context) {
 }
 
 // killGroup SIGKILLs the wrapper's process group with another exec, in the
-// background so that neither a loaded daemon nor a caller that left holds
-// the call; only a command under a deadline has a known group.
+// background so that a loaded daemon does not hold the call.
 func (w *execWatch) killGroup(ctx context.Context) {
 	argv, ok := w.killArgv()
 	if !ok {
@@ -250,9 +245,6 @@ func (w *execWatch) killGroup(ctx context.Context) {
 // killArgv is the exec that SIGKILLs the wrapper's process group, named by
 // the wrapper's header once it is decided; false when there is none.
 func (w *execWatch) killArgv() ([]string, bool) {
-	if w.hdr == nil {
-		return nil, false
-	}
 	select {
 	case <-w.hdr.Decided():
 	case <-time.After(100 * time.Millisecond):

@@ -21,26 +21,19 @@ func (s *handle) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.Exe
 	deadline := sandbox.ExecDeadline(req.Timeout)
 	stdout := sandbox.NewCapture(sandbox.MaxOutputBytes)
 	stderr := sandbox.NewCapture(sandbox.MaxOutputBytes)
-	var errSink io.Writer = stderr
-	var hdr *sandbox.HeaderStripper
-	if deadline > 0 {
-		hdr = sandbox.NewHeaderStripper(stderr)
-		errSink = hdr
-	}
+	hdr := sandbox.NewHeaderStripper(stderr)
 	streamCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w := &execWatch{s: s, hdr: hdr, ev: sandbox.ExecEvidence{Deadline: deadline}, done: make(chan struct{})}
 	w.start = time.Now() // before the exec starts, so a watchdog kill never looks early
 	go func() {
 		defer close(w.done)
-		w.code, w.err = s.exec(streamCtx, relayArgv(sandbox.ExecArgv(req, s.workdir)), nil, stdout, errSink)
+		w.code, w.err = s.exec(streamCtx, relayArgv(sandbox.ExecArgv(req, s.workdir)), lifeline{streamCtx}, stdout, hdr)
 	}()
 	err := w.run(ctx)
 	cancel()
 	<-w.done
-	if hdr != nil {
-		_ = hdr.Flush()
-	}
+	_ = hdr.Flush()
 	if err != nil {
 		return sandbox.ExecResult{}, err
 	}
@@ -100,13 +93,15 @@ func (w *execWatch) run(ctx context.Context) error {
 }
 
 // stopped ends a wait whose bound is done: the caller's cancellation is an
-// error (the command's group is killed in the background); the return bound
-// passing is a verdict — TimedOut, killed.
+// error (cancelling the stream ends the wrapper's lifeline, and its watchdog
+// kills the command's group — the same path as an executor that dies); the
+// return bound passing is a verdict — TimedOut, killed, the group killed in
+// the background.
 func (w *execWatch) stopped(ctx, bound context.Context) error {
-	w.killGroup(ctx)
 	if ctx.Err() != nil {
 		return fmt.Errorf("kubernetes exec: %w", ctx.Err())
 	}
+	w.killGroup(ctx)
 	w.ev.Enforced, w.ev.Finished = true, time.Since(w.start)
 	if w.ev.ExitCode == 0 {
 		w.ev.ExitCode = sandbox.ExitKilled
@@ -179,12 +174,20 @@ func (w *execWatch) killGroup(ctx context.Context) {
 
 // groupPid is the wrapper's pid from its header, once decided.
 func (w *execWatch) groupPid() (int, bool) {
-	if w.hdr == nil {
-		return 0, false
-	}
 	select {
 	case <-w.hdr.Decided():
 	case <-time.After(100 * time.Millisecond):
 	}
 	return w.hdr.Pid()
+}
+
+// lifeline is the exec's stdin: it delivers nothing and ends (EOF) when ctx
+// is done, which is when the call is over. The wrapper's watchdog reads it
+// and kills the command's group when it ends before the command did — the
+// runtime also ends it when the stream drops with the executor.
+type lifeline struct{ ctx context.Context }
+
+func (l lifeline) Read([]byte) (int, error) {
+	<-l.ctx.Done()
+	return 0, io.EOF
 }

@@ -26,7 +26,19 @@ type hostExec struct{ uid string }
 func (h hostExec) exec(ctx context.Context, _, _ string, argv []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	c := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	c.Env = append(os.Environ(), envPodUID+"="+h.uid)
-	c.Stdin, c.Stdout, c.Stderr = stdin, stdout, stderr
+	c.Stdout, c.Stderr = stdout, stderr
+	if stdin != nil {
+		// Like the runtime, the copy of stdin is not waited for: Exec's
+		// lifeline ends only after the exec returned.
+		in, err := c.StdinPipe()
+		if err != nil {
+			return 0, err
+		}
+		go func() {
+			_, _ = io.Copy(in, stdin)
+			_ = in.Close()
+		}()
+	}
 	err := c.Run()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() >= 0 {

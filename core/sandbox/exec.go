@@ -65,35 +65,20 @@ func DeadlineSeconds(timeout time.Duration) int64 {
 	return int64(ExecDeadline(timeout) / time.Second)
 }
 
-// execName is $0 of the scripts ExecArgv runs, so that bash's own messages
-// (a failed cd) name sandgate rather than a bare "bash".
+// execName is $0 of the wrapper, so that bash's own messages (a failed cd)
+// name sandgate rather than a bare "bash".
 const execName = "sandgate-exec"
 
-// execCdScript runs the command in workdir for a backend that cannot set an
-// exec's working directory itself (Kubernetes). exec keeps one process, so
-// the command sees the same pid, parent and SHLVL as `/bin/bash -c CMD`;
-// OLDPWD is unset so that the cd leaves no trace in its environment. A
-// working directory that cannot be entered exits 126 — the code Docker
-// gives an exec that cannot start, as one whose WorkingDir is missing —
-// with bash's message on stderr.
-const execCdScript = `cd -- "$1" || exit 126; unset OLDPWD; exec /bin/bash -c "$2"`
-
-// ExecArgv is the argv that runs req, which ValidateExec accepted. workdir is
-// empty when the backend sets the exec's working directory itself (Docker's
-// WorkingDir); otherwise the argv cds there first (Kubernetes), passing the
-// path as an argument, never as script text.
-//
-// Without a deadline it is the cheapest form: `/bin/bash -c CMD`, or a cd
-// that execs it. With one it runs ExecWrapper (see there, and ExecEvidence
-// for how the adapter reads the outcome):
+// ExecArgv is the argv that runs req, which ValidateExec accepted: always
+// ExecWrapper (see there for the stdin the adapter must attach, and
+// ExecEvidence for how it reads the outcome), with the deadline in whole
+// seconds (0: none). workdir is empty when the backend sets the exec's
+// working directory itself (Docker's WorkingDir); otherwise the wrapper cds
+// there first (Kubernetes), the path passed as an argument, never as script
+// text.
 //
 //	/bin/bash -c ExecWrapper sandgate-exec SECONDS WORKDIR CMD
 func ExecArgv(req ExecRequest, workdir string) []string {
-	if secs := DeadlineSeconds(req.Timeout); secs > 0 {
-		return []string{"/bin/bash", "-c", ExecWrapper, execName, strconv.FormatInt(secs, 10), workdir, req.Command}
-	}
-	if workdir != "" {
-		return []string{"/bin/bash", "-c", execCdScript, execName, workdir, req.Command}
-	}
-	return []string{"/bin/bash", "-c", req.Command}
+	secs := strconv.FormatInt(DeadlineSeconds(req.Timeout), 10)
+	return []string{"/bin/bash", "-c", ExecWrapper, execName, secs, workdir, req.Command}
 }

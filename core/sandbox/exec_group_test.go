@@ -125,48 +125,56 @@ func TestKillGroup(t *testing.T) {
 }
 
 // TestWatchdog runs the watchdog on its own, in its own session as the
-// wrapper starts it.
+// wrapper starts it, with a lifeline on stdin that stays open or is closed
+// (the caller left).
 func TestWatchdog(t *testing.T) {
 	t.Parallel()
 	require.Contains(t, ExecWrapper, "{\n"+watchdogScript+"\n}")
 	tests := []struct {
 		name       string
 		secs       string
-		group      func(t *testing.T) *exec.Cmd // nil: a gone group
-		wantCode   int
+		leave      time.Duration // close the lifeline after this long; 0: keep it open
+		group      bool          // a live group to guard (false: a gone group)
 		wantStderr string
 		wantKilled bool
+		min, max   time.Duration // how long the watchdog runs
 	}{
-		{name: "kills a live group at the deadline", secs: "1", group: startGroup, wantStderr: mark, wantKilled: true},
-		{name: "quiet when the group is gone", secs: "1"},
-		{name: "no kill when its sleep fails", secs: "bogus", group: startGroup, wantCode: 1, wantStderr: "sleep: invalid time interval"},
+		{name: "kills a live group at the deadline", secs: "1", group: true, wantStderr: mark, wantKilled: true,
+			min: time.Second, max: 3 * time.Second},
+		{name: "quiet when the group is gone", secs: "1", min: time.Second, max: 3 * time.Second},
+		{name: "the caller leaves before the deadline: a quiet kill", secs: "30", leave: 200 * time.Millisecond,
+			group: true, wantKilled: true, min: 200 * time.Millisecond, max: 3 * time.Second},
+		{name: "no deadline: the caller leaves", secs: "0", leave: 200 * time.Millisecond,
+			group: true, wantKilled: true, min: 200 * time.Millisecond, max: 3 * time.Second},
+		{name: "no deadline: the caller leaves a gone group", secs: "0", leave: 200 * time.Millisecond,
+			min: 200 * time.Millisecond, max: 3 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var group *exec.Cmd
 			pgid := deadGroup(t)
-			if tt.group != nil {
-				group = tt.group(t)
-				pgid = group.Process.Pid
+			if tt.group {
+				pgid = startGroup(t).Process.Pid
 			}
+			lifeline, caller, err := os.Pipe()
+			require.NoError(t, err)
+			t.Cleanup(func() { _, _ = lifeline.Close(), caller.Close() })
 			var stderr bytes.Buffer
 			wd := exec.Command("/bin/bash", "-c", "w=$2\n"+watchdogScript, "sandgate-watchdog", tt.secs, strconv.Itoa(pgid))
-			wd.Stderr = &stderr
+			wd.Stdin, wd.Stderr = lifeline, &stderr
 			wd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if tt.leave > 0 {
+				time.AfterFunc(tt.leave, func() { _ = caller.Close() })
+			}
 			start := time.Now()
 			code, err := runCmd(wd)
+			took := time.Since(start)
 			require.NoError(t, err)
-			require.Equal(t, tt.wantCode, code)
-			if tt.secs == "1" {
-				require.GreaterOrEqual(t, time.Since(start), time.Second)
-			}
-			if tt.wantCode == 0 {
-				require.Equal(t, tt.wantStderr, stderr.String())
-			} else {
-				require.Contains(t, stderr.String(), tt.wantStderr)
-			}
-			if group != nil {
+			require.Equal(t, 0, code)
+			require.GreaterOrEqual(t, took, tt.min)
+			require.Less(t, took, tt.max)
+			require.Equal(t, tt.wantStderr, stderr.String())
+			if tt.group {
 				alive, err := groupAlive(pgid)
 				require.NoError(t, err)
 				require.Equal(t, !tt.wantKilled, alive)

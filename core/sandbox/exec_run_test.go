@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +32,12 @@ type runOpts struct {
 	dir      string // W's working directory
 	noSetsid bool   // start W inside the test's process group
 	env      []string
+	// bare runs `/bin/bash -c CMD` with stdin from /dev/null instead of
+	// ExecArgv: the reference the wrapper must be indistinguishable from.
+	bare bool
+	// leaveAfter closes the caller's lifeline (W's stdin) after this long,
+	// as a caller that goes away does; 0 keeps it open until the run ends.
+	leaveAfter time.Duration
 }
 
 // execRun is what the emulated adapter saw.
@@ -103,6 +110,9 @@ func runExec(req ExecRequest, o runOpts) (execRun, func()) {
 		return fail(err)
 	}
 	argv := ExecArgv(req, o.workdir)
+	if o.bare {
+		argv = []string{"/bin/bash", "-c", req.Command}
+	}
 	deadline := ExecDeadline(req.Timeout)
 	var pipes [6]*os.File // out r/w, err r/w, in r/w
 	for i := 0; i < 6; i += 2 {
@@ -113,16 +123,10 @@ func runExec(req ExecRequest, o runOpts) (execRun, func()) {
 		pipes[i], pipes[i+1] = r, w
 		closers = append(closers, r, w)
 	}
-	if _, err := pipes[5].WriteString("the caller's stdin\n"); err != nil {
-		return fail(err)
-	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = pipes[1], pipes[3]
-	if deadline > 0 {
-		// The wrapper must shield the command from whatever stdin the
-		// backend gives it; without a deadline the emulated backend
-		// attaches none (/dev/null), like Docker without AttachStdin.
-		cmd.Stdin = pipes[4]
+	if !o.bare {
+		cmd.Stdin = pipes[4] // the lifeline: nothing written, open until the caller leaves
 	}
 	cmd.Dir, cmd.Env = o.dir, o.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: !o.noSetsid}
@@ -142,6 +146,10 @@ func runExec(req ExecRequest, o runOpts) (execRun, func()) {
 	}
 	// The parent's copies of the child's ends, so that EOF can come.
 	_, _, _ = pipes[1].Close(), pipes[3].Close(), pipes[4].Close()
+	if o.leaveAfter > 0 {
+		leave := time.AfterFunc(o.leaveAfter, func() { _ = pipes[5].Close() })
+		defer leave.Stop()
+	}
 	copied := make(chan struct{}, 2)
 	go func() { _, _ = io.Copy(stdout, pipes[0]); copied <- struct{}{} }()
 	go func() { _, _ = io.Copy(hdr, pipes[2]); _ = hdr.Flush(); copied <- struct{}{} }()
@@ -297,4 +305,50 @@ func processLive(pid int) bool {
 	s := string(b)
 	s = s[strings.LastIndex(s, ") ")+2:]
 	return s[0] != 'Z' && s[0] != 'X'
+}
+
+// sessionMembers lists the live processes of session sid — W's session when
+// the emulated backend started W with setsid, as runc starts an exec.
+func sessionMembers(t *testing.T, sid int) []int {
+	t.Helper()
+	var live []int
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	require.NoError(t, err)
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // exited meanwhile
+		}
+		s := string(b)
+		// After "comm) ": state ppid pgrp session …
+		fields := strings.Fields(s[strings.LastIndex(s, ") ")+2:])
+		if len(fields) < 4 || fields[0] == "Z" || fields[0] == "X" || fields[3] != strconv.Itoa(sid) {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(f, "/proc/"), "/stat"))
+		require.NoError(t, err)
+		live = append(live, pid)
+	}
+	return live
+}
+
+// requireSession waits up to a second (a SIGKILLed process lingers for a
+// moment) until W's session holds exactly want, in /proc's order.
+func requireSession(t *testing.T, r execRun, want []int) {
+	t.Helper()
+	var got []int
+	for end := time.Now().Add(time.Second); ; time.Sleep(20 * time.Millisecond) {
+		got = sessionMembers(t, r.pid)
+		if len(got) == len(want) || time.Now().After(end) {
+			break
+		}
+	}
+	require.ElementsMatch(t, want, got, "the exec's session after the call")
+}
+
+// requireSessionGone fails unless nothing of W's session is left: not the
+// command, not what it started, not the watchdog.
+func requireSessionGone(t *testing.T, r execRun) {
+	t.Helper()
+	requireSession(t, r, nil)
 }

@@ -76,13 +76,12 @@ func TestExecArgv(t *testing.T) {
 		want    []string
 	}{
 		{
-			name: "no timeout, backend sets the workdir",
-			req:  ExecRequest{Command: cmd},
-			want: []string{"/bin/bash", "-c", cmd},
+			name: "no timeout, backend sets the workdir", req: ExecRequest{Command: cmd},
+			want: []string{"/bin/bash", "-c", ExecWrapper, "sandgate-exec", "0", "", cmd},
 		},
 		{
 			name: "no timeout, cd first", req: ExecRequest{Command: cmd}, workdir: "/work space",
-			want: []string{"/bin/bash", "-c", execCdScript, "sandgate-exec", "/work space", cmd},
+			want: []string{"/bin/bash", "-c", ExecWrapper, "sandgate-exec", "0", "/work space", cmd},
 		},
 		{
 			name: "timeout rounds up", req: ExecRequest{Command: cmd, Timeout: 1500 * time.Millisecond},
@@ -93,9 +92,8 @@ func TestExecArgv(t *testing.T) {
 			want: []string{"/bin/bash", "-c", ExecWrapper, "sandgate-exec", "1", "-w", cmd},
 		},
 		{
-			name: "negative timeout is no deadline",
-			req:  ExecRequest{Command: cmd, Timeout: -time.Second},
-			want: []string{"/bin/bash", "-c", cmd},
+			name: "negative timeout is no deadline", req: ExecRequest{Command: cmd, Timeout: -time.Second},
+			want: []string{"/bin/bash", "-c", ExecWrapper, "sandgate-exec", "0", "", cmd},
 		},
 	}
 	for _, tt := range tests {
@@ -127,7 +125,6 @@ func TestExecScriptsGolden(t *testing.T) {
 	t.Parallel()
 	scripts := map[string]string{
 		"exec-wrapper.sh":     ExecWrapper,
-		"exec-cd.sh":          execCdScript + "\n",
 		"exec-kill-group.sh":  killGroupScript + "\n",
 		"exec-group-probe.sh": groupProbeScript,
 	}

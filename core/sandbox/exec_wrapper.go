@@ -5,17 +5,22 @@ import (
 	"strconv"
 )
 
-// ExecWrapper is the bash script (the wrapper, W) that runs a command under a
-// deadline, as the main process of one exec:
+// ExecWrapper is the bash script (the wrapper, W) that runs every command,
+// as the main process of one exec:
 //
 //	/bin/bash -c ExecWrapper sandgate-exec SECONDS WORKDIR CMD
 //
-// User data (WORKDIR, CMD) arrives only as arguments. In order, W:
+// SECONDS is the deadline (0: none). User data (WORKDIR, CMD) arrives only as
+// arguments. The exec's stdin is the caller's lifeline: the adapter attaches
+// it, writes nothing and keeps it open for as long as the call lasts, so
+// that it ends — EOF — exactly when the caller goes away: the call returns,
+// is cancelled, or the executor dies (the engine closes an exec's stdin when
+// the connection that attached it drops). In order, W:
 //
-//  1. makes sure it leads its own process group, because the deadline kills
-//     the command by that group. runc makes every exec'd process a session
-//     leader already; on a runtime that does not, W re-executes itself under
-//     setsid (which keeps its pid).
+//  1. makes sure it leads its own process group, because the deadline and
+//     the caller's departure kill the command by that group. runc makes
+//     every exec'd process a session leader already; on a runtime that does
+//     not, W re-executes itself under setsid (which keeps its pid).
 //  2. writes the header `sandgate-exec:<pid>\n` to stderr. Nothing else can
 //     have written to the exec's stderr yet — the command does not exist — so
 //     these first bytes are as trustworthy as the image's /bin/bash: they
@@ -25,27 +30,29 @@ import (
 //  4. starts the watchdog D (watchdogScript) as a forked subshell in a
 //     process group of its own (job control on for that one fork), so that
 //     neither the command's `kill 0` nor the group kill reaches it, and so
-//     that it is not a member of the command's group. A fork costs far less
-//     than starting setsid and another bash, and a group of its own is all
-//     those three properties need. D sleeps SECONDS; if W's group still has
-//     members it first marks — one line `sandgate: command exceeded its N s
-//     deadline and was killed` on stderr, a diagnostic for the model, never
-//     evidence — and then SIGKILLs W's whole group: W, the command and every
-//     descendant that stayed in the group.
+//     that it is not a member of the command's group. D reads the exec's
+//     stdin with the read builtin, bounded by SECONDS when there is a
+//     deadline: no process besides the fork. When the read times out and
+//     W's group still has members, D marks — one line `sandgate: command
+//     exceeded its N s deadline and was killed` on stderr, a diagnostic for
+//     the model, never evidence — and SIGKILLs W's whole group: W, the
+//     command and every descendant that stayed in the group. When the read
+//     returns anything else (EOF: the caller is gone), D SIGKILLs the group
+//     without a word and exits.
 //  5. runs the command C as `/bin/bash -c CMD`, W's child in W's group, with
-//     stdin from /dev/null (never the caller's) and SHLVL lowered by one so
-//     that C sees the environment it would see without the wrapper. W's own
-//     stderr goes to /dev/null meanwhile, so that its report of a signal
-//     death ("Terminated") is not mistaken for the command's output.
-//  6. when C finished first, kills D's group (D and its sleep) and exits at
-//     once with C's status (128+N when C died of signal N). It does not wait
-//     to reap D: the sandbox's init does (the keep-alive bash reaps), and the
-//     daemon learns sooner that W is gone.
+//     stdin from /dev/null (never the caller's lifeline) and SHLVL lowered by
+//     one so that C sees the environment it would see without the wrapper.
+//     W's own stderr goes to /dev/null meanwhile, so that its report of a
+//     signal death ("Terminated") is not mistaken for the command's output.
+//  6. when C finished first, kills D's group and exits at once with C's
+//     status (128+N when C died of signal N). It does not wait to reap D:
+//     the sandbox's init does (the keep-alive bash reaps), and the daemon
+//     learns sooner that W is gone. What C left running in the background
+//     stays: a caller that wanted a daemon keeps it.
 //
-// The sandbox image needs bash and sleep; setsid (util-linux or busybox)
-// only on a runtime that does not make W a group leader. Without a working
-// watchdog the adapter's own enforcement (EnforceGrace) is all that stops an
-// overrun.
+// The sandbox image needs bash; setsid (util-linux or busybox) only on a
+// runtime that does not make W a group leader. Without a working watchdog
+// the adapter's own enforcement (EnforceGrace) is all that stops an overrun.
 const ExecWrapper = `if [ "$0" = sandgate-exec ] && read -r s 2>/dev/null </proc/$$/stat && s=${s##*) } && s=${s#* } && s=${s#* } &&
 	[ "${s%% *}" != "$$" ] && command -v setsid >/dev/null; then
 	exec setsid /bin/bash -c "$BASH_EXECUTION_STRING" sandgate-exec-leader "$@"
@@ -59,7 +66,7 @@ w=$$
 set -m
 {
 ` + watchdogScript + `
-} </dev/null >/dev/null &
+} >/dev/null &
 d=$!
 set +m
 export SHLVL=$((SHLVL - 1))
@@ -70,12 +77,14 @@ kill -KILL -- "-$d"
 exit "$rc"
 `
 
-// watchdogScript is the watchdog D's body: SECONDS in $1, the wrapper's
-// group in $w. It ignores SIGPIPE so that a reader gone away cannot stop the
-// kill, and it exits quietly when its sleep is cut short (the command killed
-// it: the adapter enforces instead) or when the group is already gone.
+// watchdogScript is the watchdog D's body: SECONDS in $1 (0: no deadline),
+// the wrapper's group in $w, the caller's lifeline on stdin. It ignores
+// SIGPIPE so that a reader gone away cannot stop the kill. A read that ends
+// before its timeout (rc ≤ 128) means the caller is gone: nothing is ever
+// written to the lifeline, so a line counts as its end too.
 const watchdogScript = `	trap '' PIPE
-	sleep "$1" || exit
+	if [ "$1" = 0 ]; then read -r _; else read -r -t "$1" _; fi
+	if [ "$?" -le 128 ]; then kill -KILL -- "-$w" 2>/dev/null; exit 0; fi
 	kill -0 -- "-$w" 2>/dev/null || exit 0
 	printf 'sandgate: command exceeded its %s s deadline and was killed\n' "$1" >&2
 	kill -KILL -- "-$w"`

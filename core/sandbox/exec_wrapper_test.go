@@ -169,15 +169,33 @@ func TestExecWrapper(t *testing.T) {
 			name: "missing workdir, no deadline", cmd: "echo never", opts: runOpts{workdir: "/nonexistent/sandgate"},
 			want: want{exit: 126, stdout: str("")},
 			check: func(t *testing.T, r execRun) {
-				require.Contains(t, r.res.Stderr, "sandgate-exec: line 1: cd: /nonexistent/sandgate: No such file or directory")
+				require.Regexp(t, `^sandgate-exec: line \d+: cd: /nonexistent/sandgate: No such file or directory\n$`, r.res.Stderr)
 			},
 		},
 		{
-			name: "no deadline: no wrapper, no header", cmd: "echo hi; echo e >&2; exit 7",
+			name: "no deadline: the same wrapper, no timer", cmd: "echo hi; echo e >&2; exit 7",
 			want: want{exit: 7, stdout: str("hi\n"), stderr: str("e\n")},
+			check: func(t *testing.T, r execRun) { require.Zero(t, r.ev.Deadline) },
+		},
+		{
+			name: "caller leaves, no deadline: the whole session dies", cmd: "sleep 30 & echo $!; sleep 30",
+			opts: runOpts{leaveAfter: 300 * time.Millisecond},
+			want: want{exit: ExitKilled, stderr: str(""), minFinished: 300 * time.Millisecond, maxFinished: 2 * time.Second},
+			check: requireSessionGone,
+		},
+		{
+			name: "caller leaves under a deadline: the session dies, the watchdog too", cmd: "sleep 30 & echo $!; sleep 30",
+			timeout: 20 * time.Second, opts: runOpts{leaveAfter: 300 * time.Millisecond},
+			want:  want{exit: ExitKilled, stderr: str(""), minFinished: 300 * time.Millisecond, maxFinished: 2 * time.Second},
+			check: requireSessionGone,
+		},
+		{
+			name: "caller stays: a finished command keeps its background job", cmd: "sleep 30 & echo $!",
 			check: func(t *testing.T, r execRun) {
-				require.False(t, r.hdrOK)
-				require.Zero(t, r.ev.Deadline)
+				pid, err := strconv.Atoi(strings.TrimSpace(r.res.Stdout))
+				require.NoError(t, err)
+				require.True(t, processLive(pid), "the background job was killed with the call")
+				requireSession(t, r, []int{pid}) // the watchdog is gone
 			},
 		},
 	}
@@ -211,10 +229,10 @@ func TestExecWrapper(t *testing.T) {
 			}
 			if r.ev.Deadline > 0 {
 				require.LessOrEqual(t, r.elapsed, r.ev.Deadline+ReturnGrace, "C-EXEC-3: the call returns by deadline + 2 s")
-				if tt.opts.workdir == "" || w.exit != 126 {
-					require.True(t, r.hdrOK, "the wrapper writes its header")
-					require.Equal(t, r.pid, r.hdrPid, "the header names the wrapper")
-				}
+			}
+			if tt.opts.workdir == "" || w.exit != 126 {
+				require.True(t, r.hdrOK, "the wrapper writes its header")
+				require.Equal(t, r.pid, r.hdrPid, "the header names the wrapper")
 			}
 			if tt.check != nil {
 				tt.check(t, r)
@@ -252,8 +270,8 @@ func TestExecWrapperHostileWorkdir(t *testing.T) {
 	require.Len(t, entries, 1, "nothing but the workdir was created")
 }
 
-// TestExecWrapperParity: the wrapped command sees what `/bin/bash -c CMD`
-// sees — the same text, arguments, shell flags, environment and status —
+// TestExecWrapperParity: the wrapped command, with and without a deadline,
+// sees what `/bin/bash -c CMD` sees — the same text, arguments, shell flags, environment and status —
 // however hostile the text. Only its parent and process group differ.
 func TestExecWrapperParity(t *testing.T) {
 	t.Parallel()
@@ -282,7 +300,8 @@ func TestExecWrapperParity(t *testing.T) {
 		timeout time.Duration
 		opts    runOpts
 	}{
-		{name: "direct", opts: runOpts{dir: dir, env: env}},
+		{name: "direct", opts: runOpts{dir: dir, env: env, bare: true}},
+		{name: "wrapper, no deadline", opts: runOpts{dir: dir, env: env}},
 		{name: "wrapper", timeout: 5 * time.Second, opts: runOpts{dir: dir, env: env}},
 		{name: "cd", opts: runOpts{workdir: dir, dir: "/", env: env}},
 		{name: "wrapper with cd", timeout: 5 * time.Second, opts: runOpts{workdir: dir, dir: "/", env: env}},

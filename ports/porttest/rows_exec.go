@@ -110,20 +110,27 @@ func execRows() []row {
 			c, cancel := context.WithCancel(ctx(t))
 			time.AfterFunc(500*time.Millisecond, cancel)
 			start := time.Now()
-			_, err := sb.Exec(c, sandbox.ExecRequest{Command: "sleep 30"})
+			_, err := sb.Exec(c, sandbox.ExecRequest{Command: "sleep 4731 & sleep 4731"})
 			took := time.Since(start)
 			require.ErrorIs(t, err, context.Canceled, "a cancelled context is an error, not a result")
 			require.Less(t, took, 3*time.Second, "a cancelled exec must return promptly")
 			require.Equal(t, "ok\n", sh(t, sb, "echo ok"))
+			// Issue 11 item 5: a caller that goes away takes its command along —
+			// the command, what it started, and our own wrapper.
+			eventually(t, 3*time.Second, func() bool { return liveProcs(t, sb, "sleep 4731") == 0 },
+				"the cancelled command still runs")
 		}},
 		{"C-EXEC-5/cancelled-context-with-timeout", func(t *testing.T, s *suite) {
 			sb := s.fresh(t)
 			c, cancel := context.WithTimeout(ctx(t), 500*time.Millisecond)
 			defer cancel()
 			start := time.Now()
-			_, err := sb.Exec(c, sandbox.ExecRequest{Command: "sleep 30", Timeout: 20 * time.Second})
+			_, err := sb.Exec(c, sandbox.ExecRequest{Command: "sleep 4732", Timeout: 20 * time.Second})
 			require.ErrorIs(t, err, context.DeadlineExceeded)
 			require.Less(t, time.Since(start), 3*time.Second)
+			// Its watchdog too: nothing waits for the 20 s deadline.
+			eventually(t, 3*time.Second, func() bool { return liveProcs(t, sb, "sleep 4732") == 0 },
+				"the cancelled command or its watchdog still runs")
 		}},
 		{"C-EXEC-5/already-cancelled", func(t *testing.T, s *suite) {
 			sb := s.fresh(t)

@@ -11,11 +11,12 @@ w=$$
 set -m
 {
 	trap '' PIPE
-	sleep "$1" || exit
+	if [ "$1" = 0 ]; then read -r _; else read -r -t "$1" _; fi
+	if [ "$?" -le 128 ]; then kill -KILL -- "-$w" 2>/dev/null; exit 0; fi
 	kill -0 -- "-$w" 2>/dev/null || exit 0
 	printf 'sandgate: command exceeded its %s s deadline and was killed\n' "$1" >&2
 	kill -KILL -- "-$w"
-} </dev/null >/dev/null &
+} >/dev/null &
 d=$!
 set +m
 export SHLVL=$((SHLVL - 1))

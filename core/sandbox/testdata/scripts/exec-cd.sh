@@ -1,1 +1,0 @@
-cd -- "$1" || exit 126; unset OLDPWD; exec /bin/bash -c "$2"
