@@ -174,13 +174,13 @@ func TestExecWrapper(t *testing.T) {
 		},
 		{
 			name: "no deadline: the same wrapper, no timer", cmd: "echo hi; echo e >&2; exit 7",
-			want: want{exit: 7, stdout: str("hi\n"), stderr: str("e\n")},
+			want:  want{exit: 7, stdout: str("hi\n"), stderr: str("e\n")},
 			check: func(t *testing.T, r execRun) { require.Zero(t, r.ev.Deadline) },
 		},
 		{
 			name: "caller leaves, no deadline: the whole session dies", cmd: "sleep 30 & echo $!; sleep 30",
-			opts: runOpts{leaveAfter: 300 * time.Millisecond},
-			want: want{exit: ExitKilled, stderr: str(""), minFinished: 300 * time.Millisecond, maxFinished: 2 * time.Second},
+			opts:  runOpts{leaveAfter: 300 * time.Millisecond},
+			want:  want{exit: ExitKilled, stderr: str(""), minFinished: 300 * time.Millisecond, maxFinished: 2 * time.Second},
 			check: requireSessionGone,
 		},
 		{
