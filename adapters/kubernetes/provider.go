@@ -54,6 +54,10 @@ type Options struct {
 	ReadyTimeout time.Duration
 	// RemoveTimeout bounds the wait for a deletion to finish. Default 30 s.
 	RemoveTimeout time.Duration
+	// StaleTempAge is how long a write's temporary must have gone
+	// unmodified before an adoption's sweep removes it (sweep.go). Default
+	// sandbox.DefaultStaleTempAge.
+	StaleTempAge time.Duration
 }
 
 // Provider is ports.Provider on one namespace of one cluster.
@@ -63,6 +67,10 @@ type Provider struct {
 	opts Options
 
 	pidsOnce sync.Once
+	// swept holds the UIDs of the pods this provider has swept for stale
+	// write temporaries (sweep.go); a pod's containers never restart
+	// (restartPolicy Never), so its UID is swept once.
+	swept sync.Map
 }
 
 var _ ports.Provider = (*Provider)(nil)
@@ -134,6 +142,9 @@ func newProvider(cli kubernetes.Interface, ex execer, opts Options) (*Provider, 
 	}
 	if opts.RemoveTimeout <= 0 {
 		opts.RemoveTimeout = 30 * time.Second
+	}
+	if opts.StaleTempAge <= 0 {
+		opts.StaleTempAge = sandbox.DefaultStaleTempAge
 	}
 	if err := validateOptions(opts); err != nil {
 		return nil, err

@@ -103,7 +103,9 @@ func (p *Provider) provisionOnce(ctx context.Context, spec sandbox.Spec, name st
 	if err := p.retrustAfterRestart(ctx, pod, spec.Workdir); err != nil {
 		return nil, false, fmt.Errorf("provision %s: %w", sid, err)
 	}
-	return p.handle(pod, spec.Workdir), true, nil
+	h := p.handle(pod, spec.Workdir)
+	p.sweepOnce(ctx, h)
+	return h, true, nil
 }
 
 // rebuild removes a pod of the wrong shape (a gated↔ungated reshape,

@@ -189,6 +189,27 @@ func provRows() []row {
 			keepAlive(t, sb, workdir)
 			require.Positive(t, liveProcs(t, sb, "sleep 3600"), "the process scan must see the keep-alive's sleep")
 		}},
+		{"C-PROV-1/adoption-sweeps-stale-temporaries", func(t *testing.T, s *suite) {
+			// Issue 11 item 11: what a killed executor's writes left is
+			// removed by the first adoption of a new provider — once stale
+			// (sandbox.DefaultStaleTempAge), and only names of ours.
+			spec := s.spec(t)
+			sb := s.provision(t, spec)
+			stale := []string{"/workspace/" + sandbox.TempPrefix + "0123456789abcdef",
+				"/tmp/" + sandbox.TempPrefix + "fedcba9876543210.manifest"}
+			kept := []string{"/workspace/" + sandbox.TempPrefix + "00000000000000ff", // live: fresh
+				"/workspace/" + sandbox.TempPrefix + "notours"} // old, but not our name
+			sh(t, sb, "touch -d '-1 hour' "+q(stale[0])+" "+q(stale[1])+" "+q(kept[1])+" && : >"+q(kept[0]))
+			again, err := s.h.WithRevoker(nil).Provision(ctx(t), spec)
+			require.NoError(t, err)
+			require.Equal(t, sb.ID(), again.ID(), "the new provider adopts the sandbox")
+			for _, p := range stale {
+				require.False(t, exists(t, again, p), "%s was not swept", p)
+			}
+			for _, p := range kept {
+				require.True(t, exists(t, again, p), "%s was swept", p)
+			}
+		}},
 		{"C-PROV-9/zombies-reaped", func(t *testing.T, s *suite) {
 			sb := s.fresh(t)
 			// Orphans that exit are re-parented to PID 1, which must reap them.
