@@ -8,6 +8,7 @@ import (
 	"github.com/docker/docker/api/types/mount"
 
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/internal/seccomp"
 )
 
 // Labels beyond the ownership label: the role tells a sandbox from a gate,
@@ -66,7 +67,7 @@ func containerConfig(spec sandbox.Spec, ncpu int, extraLabels map[string]string)
 		host.SecurityOpt = []string{"no-new-privileges"}
 	}
 	// Every sandbox: sockets only of the families a firewall governs.
-	host.SecurityOpt = append(host.SecurityOpt, "seccomp="+seccompProfile())
+	host.SecurityOpt = append(host.SecurityOpt, "seccomp="+seccomp.Profile())
 	if h.ReadOnlyRootfs {
 		// Volumes, not tmpfs: the archive endpoint (bulk writes) cannot
 		// extract into a tmpfs mount of a container (C-HARD-4).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/internal/seccomp"
 )
 
 func resolved(t *testing.T, mut func(*sandbox.Spec)) sandbox.Spec {
@@ -39,7 +40,7 @@ func TestContainerConfigPlain(t *testing.T) {
 	require.Zero(t, host.NanoCPUs)
 	require.Nil(t, host.PidsLimit)
 	require.Empty(t, host.CapDrop)
-	require.Equal(t, []string{"seccomp=" + seccompProfile()}, host.SecurityOpt)
+	require.Equal(t, []string{"seccomp=" + seccomp.Profile()}, host.SecurityOpt)
 	require.Empty(t, host.Mounts)
 }
 
@@ -61,7 +62,7 @@ func TestContainerConfigHardening(t *testing.T) {
 	require.Equal(t, int64(256<<20), host.Memory)
 	require.Equal(t, int64(256<<20), host.MemorySwap)
 	require.Equal(t, []string{"NET_RAW"}, []string(host.CapDrop))
-	require.Equal(t, []string{"no-new-privileges", "seccomp=" + seccompProfile()}, host.SecurityOpt)
+	require.Equal(t, []string{"no-new-privileges", "seccomp=" + seccomp.Profile()}, host.SecurityOpt)
 	require.True(t, host.ReadonlyRootfs)
 	require.Equal(t, []mount.Mount{
 		{Type: mount.TypeVolume, Target: "/srv/app"},

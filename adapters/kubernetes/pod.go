@@ -82,6 +82,11 @@ func podFor(spec sandbox.Spec, o Options) *corev1.Pod {
 			Containers:   []corev1.Container{sandboxContainer(spec)},
 		},
 	}
+	if o.SeccompProfile != "" {
+		path := o.SeccompProfile
+		pod.Spec.Containers[0].SecurityContext.SeccompProfile = &corev1.SeccompProfile{
+			Type: corev1.SeccompProfileTypeLocalhost, LocalhostProfile: &path}
+	}
 	if o.RuntimeClassName != "" {
 		rc := o.RuntimeClassName
 		pod.Spec.RuntimeClassName = &rc

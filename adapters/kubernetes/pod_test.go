@@ -41,6 +41,10 @@ func TestPodShape(t *testing.T) {
 	require.Equal(t, corev1.RestartPolicyNever, ps.RestartPolicy)
 	require.False(t, *ps.AutomountServiceAccountToken)
 	require.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, ps.SecurityContext.SeccompProfile.Type)
+	require.Nil(t, ps.Containers[0].SecurityContext.SeccompProfile, "no Localhost profile configured")
+	withProfile := podFor(spec, Options{SeccompProfile: "sandgate/sandbox.json"}).Spec.Containers[0].SecurityContext.SeccompProfile
+	require.Equal(t, corev1.SeccompProfileTypeLocalhost, withProfile.Type)
+	require.Equal(t, "sandgate/sandbox.json", *withProfile.LocalhostProfile)
 	require.LessOrEqual(t, *ps.TerminationGracePeriodSeconds, int64(2))
 	require.Equal(t, "gvisor", *ps.RuntimeClassName)
 	require.Equal(t, "sandboxes", ps.NodeSelector["pool"])
@@ -123,12 +127,15 @@ func TestPlacementValidated(t *testing.T) {
 		"pull secret":           {ImagePullSecrets: []string{"Not_A_Name"}},
 		"label value":           {Labels: map[string]string{"k": "a b"}},
 		"own label":             {Labels: map[string]string{sandbox.LabelSession: "x"}},
+		"seccomp absolute":      {SeccompProfile: "/var/lib/kubelet/seccomp/sandgate.json"},
+		"seccomp escapes":       {SeccompProfile: "../sandgate.json"},
 	} {
 		_, err := newProvider(nil, nil, o)
 		require.Error(t, err, name)
 	}
 	_, err := newProvider(nil, nil, Options{Namespace: "sandboxes", RuntimeClassName: "gvisor",
 		NodeSelector: map[string]string{"kubernetes.io/os": "linux"}, ImagePullSecrets: []string{"regcred"},
+		SeccompProfile: "sandgate/sandbox.json",
 		Tolerations: []corev1.Toleration{
 			{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "sandboxes", Effect: corev1.TaintEffectNoSchedule},
 			{Operator: corev1.TolerationOpExists},

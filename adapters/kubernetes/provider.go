@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -54,6 +55,16 @@ type Options struct {
 	ReadyTimeout time.Duration
 	// RemoveTimeout bounds the wait for a deletion to finish. Default 30 s.
 	RemoveTimeout time.Duration
+	// SeccompProfile, when set, is the sandbox container's seccomp profile:
+	// a Localhost profile, the path of a file under each node's kubelet
+	// seccomp root (/var/lib/kubelet/seccomp by default) holding `executor
+	// seccomp-profile`'s JSON — the profile Docker sandboxes run, which
+	// denies the socket families the pod's firewall does not govern
+	// (AF_VSOCK…). Unset: the runtime's default profile (RuntimeDefault),
+	// which may leave them open (docs/SECURITY.md). A node without the file
+	// fails the sandbox's start, never runs it unconfined. Validated by New:
+	// a relative path within the root.
+	SeccompProfile string
 	// StaleTempAge is how long a write's temporary must have gone
 	// unmodified before an adoption's sweep removes it (sweep.go). Default
 	// sandbox.DefaultStaleTempAge.
@@ -174,6 +185,9 @@ func validateOptions(o Options) error {
 	}
 	for _, s := range o.ImagePullSecrets {
 		add("image pull secret "+quote(s), validation.IsDNS1123Subdomain(s))
+	}
+	if o.SeccompProfile != "" && !filepath.IsLocal(o.SeccompProfile) {
+		errs = append(errs, fmt.Errorf("kubernetes options: seccomp profile %q: must be a path relative to the kubelet's seccomp root, without ..", o.SeccompProfile))
 	}
 	for _, k := range sortedKeys(o.Labels) {
 		if k == sandbox.LabelSession || k == labelRole {

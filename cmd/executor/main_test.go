@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/internal/proctest"
+	"github.com/sandgate/sandgate/internal/seccomp"
 )
 
 // TestMain runs main instead of the tests when the test binary is re-run by
@@ -71,6 +72,10 @@ func TestMainDispatchesToTheCLI(t *testing.T) {
 	code, stdout, _ = runMain(t, srv.URL, "version")
 	require.Equal(t, 0, code)
 	require.Equal(t, "executor dev\n", stdout)
+
+	code, stdout, _ = runMain(t, srv.URL, "seccomp-profile")
+	require.Equal(t, 0, code)
+	require.Equal(t, seccomp.Profile()+"\n", stdout)
 
 	code, _, stderr = runMain(t, srv.URL, "nope")
 	require.Equal(t, 2, code)

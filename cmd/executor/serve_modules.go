@@ -75,8 +75,12 @@ func newProvider(cfg config.Config, log *slog.Logger, store ports.TokenStore) (p
 	if cfg.Backend == config.BackendKubernetes {
 		// Builds the client and validates the placement; the API server is
 		// first dialled by a request (or /readyz).
+		if cfg.K8sSeccompProfile == "" {
+			log.Warn("SANDGATE_K8S_SECCOMP_PROFILE is unset: sandboxes run the runtime's default seccomp profile, " +
+				"which may leave socket families the firewall does not govern (AF_VSOCK) open (docs/SECURITY.md)")
+		}
 		return kubernetes.NewFromKubeconfig(cfg.Kubeconfig, kubernetes.Options{Logger: log, Revoker: store,
-			Namespace: cfg.K8sNamespace, NetsetupImage: cfg.NetsetupImage})
+			Namespace: cfg.K8sNamespace, NetsetupImage: cfg.NetsetupImage, SeccompProfile: cfg.K8sSeccompProfile})
 	}
 	// NewFromEnv only builds the client; the daemon is first dialled by a
 	// request (or /readyz).

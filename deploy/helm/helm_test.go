@@ -351,7 +351,8 @@ func TestHardenedValues(t *testing.T) {
 		"SANDBOX_READONLY_ROOTFS":         "true",
 		"SANDBOX_RUN_AS_USER":             "1000",
 		// The sandbox namespace, where the Role is — not the release's.
-		"SANDGATE_K8S_NAMESPACE": "sandboxes",
+		"SANDGATE_K8S_NAMESPACE":       "sandboxes",
+		"SANDGATE_K8S_SECCOMP_PROFILE": "sandgate/sandbox.json",
 	} {
 		assert.Equal(t, v, e[k], k)
 	}
@@ -393,6 +394,8 @@ func TestBadValuesAreRefused(t *testing.T) {
 		{[]string{"replicaCount=2"}, "database.existingSecret"},
 		{[]string{"kubernetesAPI.host=127.0.0.1"}, "kubernetesAPI.port"},
 		{[]string{"gate.port=7070"}, "gate.port"},
+		{[]string{"sandbox.seccompProfile=/var/lib/kubelet/seccomp/x.json"}, "seccompProfile"},
+		{[]string{"sandbox.seccompProfile=sandgate/../../x.json"}, "seccompProfile"},
 	} {
 		objs, err := render(t, nil, tc.sets...)
 		if assert.Error(t, err, "%v rendered %d objects", tc.sets, len(objs)) {

@@ -163,7 +163,8 @@ func printUsage(w io.Writer) {
 	_, _ = fmt.Fprintln(w, "usage: executor COMMAND [ARGS]\n\ncommands:")
 	// serve and version are main's; they are listed here so that one
 	// usage shows the whole binary.
-	_, _ = fmt.Fprintln(w, "  executor serve [flags]   (the service; executor serve -h)\n  executor version")
+	_, _ = fmt.Fprintln(w, "  executor serve [flags]   (the service; executor serve -h)\n  executor version\n"+
+		"  executor seccomp-profile   (the sandboxes' seccomp profile, for SANDGATE_K8S_SECCOMP_PROFILE)")
 	for _, n := range names {
 		_, _ = fmt.Fprintf(w, "  executor %s\n", synopses[n])
 	}

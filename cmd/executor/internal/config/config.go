@@ -89,6 +89,10 @@ type Config struct {
 	// NetsetupImage runs the route-flushing init container of ungated limited
 	// sandboxes on kubernetes (SANDGATE_K8S_NETSETUP_IMAGE); it needs `ip`.
 	NetsetupImage string
+	// K8sSeccompProfile is the sandbox container's Localhost seccomp profile
+	// (SANDGATE_K8S_SECCOMP_PROFILE): a path under the kubelet's seccomp
+	// root holding `executor seccomp-profile`; empty runs RuntimeDefault.
+	K8sSeccompProfile string
 	// DatabaseURL names the store (SANDGATE_DATABASE_URL); it may hold a
 	// password, so no error or log line carries it.
 	DatabaseURL string
@@ -178,7 +182,7 @@ type raw struct {
 	gateOTel, gateOTelInsecure                              string
 	cpDir, cpMax, cpRetention                               string
 	idleTTL, reapInterval, orphanGrace                      string
-	kubeconfig, k8sNamespace, netsetupImage                 string
+	kubeconfig, k8sNamespace, netsetupImage, k8sSeccomp     string
 	labels                                                  string
 	readHeader, bodyIdle, maxBodies, batchMemory            string
 }
@@ -191,6 +195,7 @@ func (r *raw) settings() []setting {
 		{"SANDGATE_BACKEND", "backend", DefaultBackend, "sandbox backend: docker or kubernetes", &r.backend},
 		{"SANDGATE_KUBECONFIG", "kubeconfig", "", "kubeconfig of the kubernetes backend; empty uses the in-cluster service account", &r.kubeconfig},
 		{"SANDGATE_K8S_NAMESPACE", "k8s-namespace", DefaultK8sNamespace, "namespace of the sandbox pods (kubernetes backend)", &r.k8sNamespace},
+		{"SANDGATE_K8S_SECCOMP_PROFILE", "k8s-seccomp-profile", "", "Localhost seccomp profile of the sandbox containers, relative to the kubelet's seccomp root, holding `executor seccomp-profile` (denies AF_VSOCK and the other socket families the firewall does not govern); empty: the runtime's default (kubernetes backend)", &r.k8sSeccomp},
 		{"SANDGATE_K8S_NETSETUP_IMAGE", "k8s-netsetup-image", DefaultNetsetupImage, "image with `ip` for the route-flushing init container of ungated limited sandboxes (kubernetes backend)", &r.netsetupImage},
 		{"SANDGATE_DATABASE_URL", "database-url", DefaultDatabaseURL, "store: sqlite://PATH or postgres://…", &r.dbURL},
 		{"SANDGATE_SECRET_KEY", "secret-key", "", "32-byte key sealing secrets, base64 or hex (prefer the environment)", &r.key},

@@ -18,7 +18,7 @@ func (r *raw) validate() (Config, error) {
 		Backend: r.backend, DatabaseURL: r.dbURL, KeyFile: r.keyFile,
 		Image: r.image, GateImage: r.gateImage, ControlplaneURL: r.cpURL,
 		GateNetwork: r.gateNetwork, Kubeconfig: r.kubeconfig, K8sNamespace: r.k8sNamespace,
-		NetsetupImage: r.netsetupImage,
+		NetsetupImage: r.netsetupImage, K8sSeccompProfile: r.k8sSeccomp,
 	}
 	loopback, err := checkAddr("SANDGATE_LISTEN", r.listen)
 	if err != nil {

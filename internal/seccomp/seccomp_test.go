@@ -1,10 +1,10 @@
-package docker
+package seccomp
 
 import (
 	"encoding/json"
 	"testing"
 
-	"github.com/moby/profiles/seccomp"
+	moby "github.com/moby/profiles/seccomp"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -14,9 +14,9 @@ import (
 // socketcall is gone; the rest of the default profile is kept.
 func TestSeccompProfile(t *testing.T) {
 	t.Parallel()
-	var p seccomp.Seccomp
-	require.NoError(t, json.Unmarshal([]byte(seccompProfile()), &p))
-	require.Equal(t, seccomp.DefaultProfile().DefaultAction, p.DefaultAction)
+	var p moby.Seccomp
+	require.NoError(t, json.Unmarshal([]byte(Profile()), &p))
+	require.Equal(t, moby.DefaultProfile().DefaultAction, p.DefaultAction)
 	var families []uint64
 	names := map[string]bool{}
 	for _, s := range p.Syscalls {
