@@ -113,6 +113,7 @@ K8S_RUN := $(or $(K8S_LITE_RUN),/tmp/k8s-lite)
 K8S_CACHE := $(or $(K8S_LITE_CACHE),/var/cache/sandgate/k8s)
 export SANDGATE_TEST_KUBECONFIG ?= $(K8S_RUN)/admin.kubeconfig
 export SANDGATE_TEST_KUBECTL ?= $(K8S_CACHE)/bin/kubectl
+export SANDGATE_TEST_KUBELET_ROOT ?= $(or $(K8S_LITE_STATE),/var/lib/k8s-lite)/kubelet
 K8S_IMAGES ?= debian:bookworm $(GATE_IMAGE)
 k8s-up: gate-image
 	@build/k8s/up.sh >/dev/null

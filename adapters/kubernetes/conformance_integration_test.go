@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/sandgate/sandgate/adapters/kubernetes"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/internal/seccomp"
 	"github.com/sandgate/sandgate/ports"
 	"github.com/sandgate/sandgate/ports/porttest"
 )
@@ -32,12 +34,15 @@ import (
 const (
 	envKubeconfig = "SANDGATE_TEST_KUBECONFIG"
 	envContainerd = "SANDGATE_TEST_K8S_CONTAINERD"
-	testLabel     = "dev.sandgate.test"
-	testLabelVal  = "kubernetes-conformance"
-	namespace     = "default"
-	nonRootImage  = "sandgate-porttest/nonroot:1"
-	nonRootUID    = 1000
-	netsetupImage = "busybox:1.35"
+	// envKubeletRoot is the test node's kubelet --root-dir, under whose
+	// seccomp/ the sandboxes' Localhost profile is installed.
+	envKubeletRoot = "SANDGATE_TEST_KUBELET_ROOT"
+	testLabel      = "dev.sandgate.test"
+	testLabelVal   = "kubernetes-conformance"
+	namespace      = "default"
+	nonRootImage   = "sandgate-porttest/nonroot:1"
+	nonRootUID     = 1000
+	netsetupImage  = "busybox:1.35"
 )
 
 // nonRootDockerfile is the NonRootImage the suite needs: the base image with
@@ -65,9 +70,10 @@ func TestConformance(t *testing.T) {
 	})
 
 	labels := map[string]string{testLabel: testLabelVal}
+	profile := installSeccompProfile(t)
 	newProvider := func(r ports.GateTokenRevoker) ports.Provider {
 		p, err := kubernetes.New(cfg, kubernetes.Options{Namespace: namespace, Labels: labels, Revoker: r,
-			NetsetupImage: netsetupImage})
+			NetsetupImage: netsetupImage, SeccompProfile: profile})
 		require.NoError(t, err)
 		return p
 	}
@@ -122,6 +128,26 @@ func unavailable(t *testing.T, format string, args ...any) {
 		t.Fatalf("kubernetes unavailable under CI: "+format, args...)
 	}
 	t.Skipf("kubernetes unavailable: "+format, args...)
+}
+
+// installSeccompProfile writes `executor seccomp-profile` where the test
+// node's kubelet finds Localhost profiles — what an operator does on every
+// node (README, SANDGATE_K8S_SECCOMP_PROFILE) — and returns its path
+// relative to that root.
+func installSeccompProfile(t *testing.T) string {
+	t.Helper()
+	root := os.Getenv(envKubeletRoot)
+	if root == "" {
+		root = "/var/lib/k8s-lite/kubelet"
+	}
+	if _, err := os.Stat(root); err != nil {
+		unavailable(t, "the kubelet's root %s (%s): %v", root, envKubeletRoot, err)
+	}
+	const rel = "sandgate-test/sandbox.json"
+	path := filepath.Join(root, "seccomp", rel)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(seccomp.Profile()), 0o644))
+	return rel
 }
 
 // containerdSocket is the cluster's containerd, where images are imported.

@@ -47,7 +47,8 @@ func TestSecurity(t *testing.T) {
 	t.Cleanup(func() { removeWithLabel(t, cli, securityLabelVal) })
 	w := newGatedWorld(t, cli)
 	p, err := kubernetes.New(cfg, kubernetes.Options{Namespace: namespace,
-		Labels: map[string]string{testLabel: securityLabelVal}, Revoker: w.store})
+		Labels: map[string]string{testLabel: securityLabelVal}, Revoker: w.store,
+		SeccompProfile: installSeccompProfile(t)})
 	require.NoError(t, err)
 	provision := func(networking domain.Networking) ports.Sandbox {
 		sid := domain.NewID("ses")
@@ -114,6 +115,21 @@ func TestSecurity(t *testing.T) {
 		}
 		requireRefused(t, gatetest.RunProbe(t, limited, "tcp", w.origin()), "connected")
 	})
+	// The firewall governs IP in the pod's network namespace; vsock and the
+	// other families go past it, so the sandbox's Localhost seccomp profile
+	// denies them (on the unrestricted sandbox as well).
+	for name, sb := range both {
+		t.Run("socket families "+name, func(t *testing.T) {
+			res := gatetest.RunProbe(t, sb, "families")
+			requireRefused(t, res, "vsock: opened")
+			for _, f := range []string{"unix", "inet", "netlink"} {
+				require.Contains(t, res.Stdout, f+": opened\n", "stdout %q stderr %q", res.Stdout, res.Stderr)
+			}
+			for _, f := range []string{"vsock", "alg", "packet", "tipc"} {
+				require.Contains(t, res.Stdout, f+": operation not permitted\n", "stdout %q", res.Stdout)
+			}
+		})
+	}
 	t.Run("ssrf", func(t *testing.T) {
 		targets := []string{"http://2130706433/", "http://0x7f000001/", "http://127.1/",
 			"http://127.0.0.1:15080/", "http://[::1]:15080/", "http://localhost:15080/",
