@@ -125,7 +125,7 @@ func (w *execWatch) waitGroup(ctx, bound context.Context, enforce <-chan time.Ti
 	for delay := 20 * time.Millisecond; ; delay = min(2*delay, 500*time.Millisecond) {
 		code, _, err := w.s.run(bound, argv, nil, nil)
 		switch {
-		case err != nil && bound.Err() != nil:
+		case err != nil && due(bound):
 			return w.stopped(ctx, bound)
 		case err != nil:
 			return err
@@ -144,6 +144,18 @@ func (w *execWatch) waitGroup(ctx, bound context.Context, enforce <-chan time.Ti
 			return w.stopped(ctx, bound)
 		}
 	}
+}
+
+// due reports whether bound's deadline has passed. A probe whose WebSocket
+// handshake ran into it fails with the connection's own deadline error (an
+// i/o timeout), which can come an instant before bound.Err() reports it: that
+// is the bound passing, a verdict, not a transport failure.
+func due(bound context.Context) bool {
+	if bound.Err() != nil {
+		return true
+	}
+	dl, ok := bound.Deadline()
+	return ok && !time.Now().Before(dl)
 }
 
 // enforceNow is the backstop at deadline + EnforceGrace: the watchdog should

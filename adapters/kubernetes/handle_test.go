@@ -110,3 +110,21 @@ func TestHandleOfReplacedPodIsNotFound(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "ok\n", res.Stdout)
 }
+
+// lateCtx is a context whose deadline has passed but whose timer has not
+// fired yet: the instant in which a connection's own deadline already failed
+// a read.
+type lateCtx struct{ context.Context }
+
+func (lateCtx) Deadline() (time.Time, bool) { return time.Now().Add(-time.Millisecond), true }
+
+func TestDueCountsAPassedDeadlineBeforeItsTimer(t *testing.T) {
+	t.Parallel()
+	require.True(t, due(lateCtx{context.Background()}))
+	require.False(t, due(context.Background()), "no deadline")
+	c, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.False(t, due(c))
+	cancel()
+	require.True(t, due(c))
+}
