@@ -166,6 +166,7 @@ func runExec(req ExecRequest, o runOpts) (execRun, func()) {
 			n = 2
 		}
 	}
+	_ = pipes[5].Close() // the call is over: its lifeline ends, as an adapter's attach closes
 	r := execRun{ev: ev, res: NewExecResult(stdout, stderr, ev), pid: pid, elapsed: time.Since(start), err: err}
 	r.hdrPid, r.hdrOK = hdr.Pid()
 	return r, cleanup

@@ -27,28 +27,35 @@ import (
 //     name the process group the adapter kills or probes from outside
 //     (KillGroupArgv, GroupProbeArgv). HeaderStripper removes the line again.
 //  3. enters WORKDIR when it is not empty (126 when it cannot).
-//  4. starts the watchdog D (watchdogScript) as a forked subshell in a
-//     process group of its own (job control on for that one fork), so that
-//     neither the command's `kill 0` nor the group kill reaches it, and so
-//     that it is not a member of the command's group. D reads the exec's
-//     stdin with the read builtin, bounded by SECONDS when there is a
-//     deadline: no process besides the fork. When the read times out and
-//     W's group still has members, D marks — one line `sandgate: command
-//     exceeded its N s deadline and was killed` on stderr, a diagnostic for
-//     the model, never evidence — and SIGKILLs W's whole group: W, the
-//     command and every descendant that stayed in the group. When the read
-//     returns anything else (EOF: the caller is gone), D SIGKILLs the group
-//     without a word and exits.
-//  5. runs the command C as `/bin/bash -c CMD`, W's child in W's group, with
-//     stdin from /dev/null (never the caller's lifeline) and SHLVL lowered by
-//     one so that C sees the environment it would see without the wrapper.
-//     W's own stderr goes to /dev/null meanwhile, so that its report of a
-//     signal death ("Terminated") is not mistaken for the command's output.
-//  6. when C finished first, kills D's group and exits at once with C's
-//     status (128+N when C died of signal N). It does not wait to reap D:
-//     the sandbox's init does (the keep-alive bash reaps), and the daemon
-//     learns sooner that W is gone. What C left running in the background
-//     stays: a caller that wanted a daemon keeps it.
+//  4. without a deadline (SECONDS 0), starts the lifeline watcher L
+//     (lifelineScript) as a forked subshell in a process group of its own
+//     and execs the command C as `/bin/bash -c CMD` in its own process, with
+//     stdin from /dev/null (never the lifeline); the exec builtin lowers
+//     SHLVL by one, so C sees the environment it would see without the
+//     wrapper. C keeps
+//     W's pid and group; L kills that group if the lifeline ends while C
+//     runs. That is all: one fork more than a bare `/bin/bash -c CMD`.
+//  5. with a deadline, starts the watchdog D (watchdogScript) the same way:
+//     a fork (job control on for that one fork) in a group of its own, so
+//     that neither the command's `kill 0` nor the group kill reaches it and
+//     it is not a member of the command's group. D reads the lifeline with
+//     the read builtin, bounded by SECONDS: no process besides the fork.
+//     When the read times out and W's group still has members, D marks —
+//     one line `sandgate: command exceeded its N s deadline and was killed`
+//     on stderr, a diagnostic for the model, never evidence — and SIGKILLs
+//     W's whole group: W, the command and every descendant that stayed in
+//     the group. When the read returns anything else (EOF: the caller is
+//     gone), D SIGKILLs the group without a word and exits.
+//  6. then runs C as W's child in W's group, stdin from /dev/null and SHLVL
+//     lowered as above. W's own stderr goes to /dev/null meanwhile, so that
+//     its report of a signal death ("Terminated") is not mistaken for the
+//     command's output. When C finished first, W kills D's group and exits
+//     at once with C's status (128+N when C died of signal N). It does not
+//     wait to reap D: the sandbox's init does (the keep-alive bash reaps),
+//     and the daemon learns sooner that W is gone.
+//
+// Either way, what C left running in the background when it finished
+// stays: a caller that wanted a daemon keeps it.
 //
 // The sandbox image needs bash; setsid (util-linux or busybox) only on a
 // runtime that does not make W a group leader. Without a working watchdog
@@ -64,6 +71,13 @@ if [ -n "$2" ]; then
 fi
 w=$$
 set -m
+if [ "$1" = 0 ]; then
+	{
+` + lifelineScript + `
+	} >/dev/null 2>&1 &
+	set +m
+	exec /bin/bash -c "$3" </dev/null
+fi
 {
 ` + watchdogScript + `
 } >/dev/null &
@@ -77,13 +91,29 @@ kill -KILL -- "-$d"
 exit "$rc"
 `
 
-// watchdogScript is the watchdog D's body: SECONDS in $1 (0: no deadline),
+// lifelineScript is the watcher L of a command without a deadline: W
+// execs the command in its own process, so the command keeps W's pid and
+// group, and one process start is saved. L holds neither stdout nor stderr
+// (the exec ends when the command does) and waits for the lifeline's end.
+// If its parent is still W's pid then, the command is running and the
+// caller is gone: L SIGKILLs the group. Otherwise the command had ended —
+// L was re-parented to the reaper, whatever process W's pid is given to
+// later — and the caller merely returned: L exits and leaves what the
+// command started in the background alone.
+const lifelineScript = `	read -r _
+	read -r s </proc/$BASHPID/stat || exit 0
+	s=${s##*) }
+	s=${s#* }
+	[ "${s%% *}" = "$w" ] || exit 0
+	kill -KILL -- "-$w" 2>/dev/null`
+
+// watchdogScript is the watchdog D's body under a deadline: SECONDS in $1,
 // the wrapper's group in $w, the caller's lifeline on stdin. It ignores
 // SIGPIPE so that a reader gone away cannot stop the kill. A read that ends
 // before its timeout (rc ≤ 128) means the caller is gone: nothing is ever
 // written to the lifeline, so a line counts as its end too.
 const watchdogScript = `	trap '' PIPE
-	if [ "$1" = 0 ]; then read -r _; else read -r -t "$1" _; fi
+	read -r -t "$1" _
 	if [ "$?" -le 128 ]; then kill -KILL -- "-$w" 2>/dev/null; exit 0; fi
 	kill -0 -- "-$w" 2>/dev/null || exit 0
 	printf 'sandgate: command exceeded its %s s deadline and was killed\n' "$1" >&2

@@ -9,9 +9,21 @@ if [ -n "$2" ]; then
 fi
 w=$$
 set -m
+if [ "$1" = 0 ]; then
+	{
+	read -r _
+	read -r s </proc/$BASHPID/stat || exit 0
+	s=${s##*) }
+	s=${s#* }
+	[ "${s%% *}" = "$w" ] || exit 0
+	kill -KILL -- "-$w" 2>/dev/null
+	} >/dev/null 2>&1 &
+	set +m
+	exec /bin/bash -c "$3" </dev/null
+fi
 {
 	trap '' PIPE
-	if [ "$1" = 0 ]; then read -r _; else read -r -t "$1" _; fi
+	read -r -t "$1" _
 	if [ "$?" -le 128 ]; then kill -KILL -- "-$w" 2>/dev/null; exit 0; fi
 	kill -0 -- "-$w" 2>/dev/null || exit 0
 	printf 'sandgate: command exceeded its %s s deadline and was killed\n' "$1" >&2
