@@ -187,7 +187,7 @@ func validateOptions(o Options) error {
 		add("image pull secret "+quote(s), validation.IsDNS1123Subdomain(s))
 	}
 	if o.SeccompProfile != "" && !filepath.IsLocal(o.SeccompProfile) {
-		errs = append(errs, fmt.Errorf("kubernetes options: seccomp profile %q: must be a path relative to the kubelet's seccomp root, without ..", o.SeccompProfile))
+		errs = append(errs, fmt.Errorf("kubernetes options: seccomp profile %q: must be relative to the kubelet's seccomp root and stay inside it", o.SeccompProfile))
 	}
 	for _, k := range sortedKeys(o.Labels) {
 		if k == sandbox.LabelSession || k == labelRole {
