@@ -20,7 +20,10 @@ import (
 
 // fakeProvider is a stateful ports.Provider: one fakeSandbox per session,
 // running or stopped, with the specs it was asked for and injectable errors.
+// Like the real providers, its Reap revokes through its tokens (when set)
+// before it removes anything (ports.Provider.Reap).
 type fakeProvider struct {
+	tokens    ports.GateTokenIssuer
 	mu        sync.Mutex
 	boxes     map[domain.ID]*fakeSandbox
 	specs     []sandbox.Spec
@@ -94,7 +97,12 @@ func (p *fakeProvider) Owned(context.Context) ([]domain.ID, error) {
 	return ids, nil
 }
 
-func (p *fakeProvider) Reap(_ context.Context, sid domain.ID) error {
+func (p *fakeProvider) Reap(ctx context.Context, sid domain.ID) error {
+	if p.tokens != nil {
+		if err := p.tokens.Revoke(ctx, sid); err != nil {
+			return err
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.reaped = append(p.reaped, sid)
@@ -138,6 +146,32 @@ func (p *fakeProvider) Export(_ context.Context, sid domain.ID, root string) (io
 	}
 	_ = tw.Close()
 	return io.NopCloser(&buf), nil
+}
+
+// countingStore is a store that counts the revokes of each session, so a
+// test can hand it to both the Service and the provider's tokens and count
+// every revoke, whoever makes it.
+type countingStore struct {
+	ports.TokenStore
+	mu      sync.Mutex
+	revokes map[domain.ID]int
+}
+
+func (c *countingStore) Revoke(ctx context.Context, sid domain.ID) error {
+	c.mu.Lock()
+	if c.revokes == nil {
+		c.revokes = map[domain.ID]int{}
+	}
+	c.revokes[sid]++
+	c.mu.Unlock()
+	return c.TokenStore.Revoke(ctx, sid)
+}
+
+// revoked returns how many times sid's token was revoked.
+func (c *countingStore) revoked(sid domain.ID) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.revokes[sid]
 }
 
 // fakeSandbox keeps files in memory and echoes commands.

@@ -28,9 +28,10 @@ type ReapResult struct {
 	Err error
 }
 
-// reapLocked checkpoints the workdir (when checkpoint is set), revokes the
-// gate token, removes the session's record (an orphan has none to remove)
-// and reaps the sandbox; the caller holds the session's lock and its
+// reapLocked checkpoints the workdir (when checkpoint is set), removes the
+// session's record (an orphan has none to remove) and reaps the sandbox —
+// Provider.Reap revokes the gate token before it removes anything, the one
+// owner of revoke-before-reap; the caller holds the session's lock and its
 // activity claim. The store is written before the sandbox goes (see
 // Delete): a store failure keeps the sandbox, and the next round tries
 // again. For a failed checkpoint, see keepWorkdir.
@@ -47,9 +48,6 @@ func (s *Service) reapLocked(ctx context.Context, sid domain.ID, reason executor
 		res.Err = errors.New("no checkpoint store is configured")
 	case reason == executor.ReasonOrphan:
 		res.Err = errors.New("an orphan has no session record, hence no known workdir")
-	}
-	if err := s.store.Revoke(ctx, sid); err != nil {
-		return s.failed(res, fmt.Errorf("revoke the gate token: %w", err))
 	}
 	if reason != executor.ReasonOrphan {
 		if err := s.store.DeleteSession(ctx, sid); err != nil {

@@ -71,7 +71,10 @@ func WithTouchDebounce(d time.Duration) Option { return func(s *Service) { s.act
 func withClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
 
 // New returns a Service that provisions with provider and keeps session
-// records and gate tokens in store (its TokenMinter and GateTokenRevoker).
+// records in store. Gate tokens are not the Service's: the provider mints
+// and revokes them through the ports.GateTokenIssuer it was built with
+// (the same store, in cmd/executor), and its Reap revokes before anything
+// is removed, so the Service never revokes itself.
 func New(provider ports.Provider, store ports.TokenStore, d executor.Defaults, opts ...Option) *Service {
 	s := &Service{provider: provider, store: store, defaults: d, now: time.Now,
 		log: slog.New(slog.DiscardHandler), activity: activity{debounce: DefaultTouchDebounce}}
@@ -92,10 +95,6 @@ func (s *Service) Provision(ctx context.Context, sid domain.ID, req executor.Ses
 	if err != nil {
 		return ports.SessionInfo{}, err
 	}
-	if spec.Gate != nil {
-		spec.Gate.TokenMinter = s.store
-	}
-	spec.GateTokenRevoker = s.store
 	unlock, err := s.locks.lock(ctx, s.store, sid)
 	if err != nil {
 		return ports.SessionInfo{}, fmt.Errorf("provision %s: %w", sid, err)
@@ -160,9 +159,7 @@ func (s *Service) undoRestore(ctx context.Context, sid domain.ID, prev session.S
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
 	defer cancel()
 	var err error
-	if rerr := s.store.Revoke(rctx, sid); rerr != nil {
-		err = fmt.Errorf("provision %s: revoke the gate token: %w", sid, rerr)
-	} else if rerr := s.provider.Reap(rctx, sid); rerr != nil {
+	if rerr := s.provider.Reap(rctx, sid); rerr != nil {
 		err = fmt.Errorf("provision %s: reap the half-restored sandbox: %w", sid, rerr)
 	}
 	s.handles.drop(sid, nil)
@@ -218,14 +215,16 @@ func (s *Service) info(ctx context.Context, sid domain.ID) (ports.SessionInfo, e
 	return info, nil
 }
 
-// Delete revokes the gate token, deletes the session's checkpoint and its
-// record, then reaps the sandbox. The store is written before anything is
-// removed, so a store that fails (read-only, unreachable) fails the delete
-// with the sandbox and its record as they were; a reap that fails after
-// the record is gone leaves an orphan, which the next delete or the
-// reaper's orphan pass removes. The checkpoint goes before the record: a
-// deleted session is never restored by a later PUT of its id. With
-// checkpoint, the workspace is kept instead (see deleteWithCheckpoint).
+// Delete deletes the session's checkpoint and its record (with its gate
+// token), then reaps the sandbox (Provider.Reap revokes the token first:
+// the one owner of revoke-before-reap). The store is written before
+// anything is removed, so a store that fails (read-only, unreachable)
+// fails the delete with the sandbox and its record as they were; a reap
+// that fails after the record is gone leaves an orphan, which the next
+// delete or the reaper's orphan pass removes. The checkpoint goes before
+// the record: a deleted session is never restored by a later PUT of its
+// id. With checkpoint, the workspace is kept instead (see
+// deleteWithCheckpoint).
 func (s *Service) Delete(ctx context.Context, sid domain.ID, checkpoint bool) error {
 	if err := checkID(sid); err != nil {
 		return err
@@ -240,9 +239,6 @@ func (s *Service) Delete(ctx context.Context, sid domain.ID, checkpoint bool) er
 	defer unlock()
 	s.activity.claim(sid, true)
 	defer s.activity.release(sid)
-	if err := s.store.Revoke(ctx, sid); err != nil {
-		return fmt.Errorf("delete %s: revoke the gate token: %w", sid, err)
-	}
 	if s.checkpoints != nil {
 		if err := s.checkpoints.Delete(ctx, sid); err != nil {
 			return fmt.Errorf("delete %s: delete the checkpoint: %w", sid, err)
@@ -252,7 +248,7 @@ func (s *Service) Delete(ctx context.Context, sid domain.ID, checkpoint bool) er
 }
 
 // removeRecordThenReap deletes the session's record, then its sandbox; the
-// caller holds the session's lock and has revoked the token.
+// caller holds the session's lock.
 func (s *Service) removeRecordThenReap(ctx context.Context, sid domain.ID) error {
 	if err := s.store.DeleteSession(ctx, sid); err != nil {
 		return fmt.Errorf("delete %s: remove the session record (the sandbox is kept): %w", sid, err)

@@ -40,6 +40,7 @@ func newEnv(t testing.TB) *env {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
 	prov := newFakeProvider()
+	prov.tokens = store // as cmd/executor wires it: the provider's tokens are the store
 	return &env{svc: New(prov, store, defaults), prov: prov, store: store}
 }
 
@@ -81,8 +82,6 @@ func TestProvisionGated(t *testing.T) {
 	require.Len(t, e.prov.specs, 1)
 	spec := e.prov.specs[0]
 	require.NotNil(t, spec.Gate)
-	require.Same(t, e.store, spec.Gate.TokenMinter)
-	require.Same(t, e.store, spec.GateTokenRevoker)
 	require.Equal(t, map[string]string{"A": "1", "GITHUB_TOKEN": egress.Placeholder(sid, "GITHUB_TOKEN")}, spec.Env)
 
 	rec, err := e.store.GetSession(ctx, sid)

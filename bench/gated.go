@@ -16,6 +16,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/network"
 
+	"github.com/sandgate/sandgate/adapters/docker"
 	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/adapters/tokenstore"
 	"github.com/sandgate/sandgate/core/domain"
@@ -117,6 +118,9 @@ func provisionGatedRow(ctx context.Context, e *env) (Row, error) {
 	if err != nil {
 		return Row{}, err
 	}
+	// The gated provider mints the gate tokens into the control plane's
+	// store (a Spec carries no port).
+	p := docker.New(e.cli, docker.Options{Labels: map[string]string{benchLabel: "1"}, Tokens: cp.store})
 	get := fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/15080 && printf 'GET http://%[1]s/ HTTP/1.1\r\nHost: %[1]s\r\nConnection: close\r\n\r\n' >&3 && cat <&3`, origin)
 	var total, prov, first []time.Duration
 	for range e.iterations(5, 2) {
@@ -126,16 +130,16 @@ func provisionGatedRow(ctx context.Context, e *env) (Row, error) {
 			return Row{}, err
 		}
 		spec := sandbox.Spec{SessionID: sid, Image: e.image,
-			Gate: &sandbox.GateSpec{Image: gateImage, ControlplaneURL: cp.url, TokenMinter: cp.store}}
+			Gate: &sandbox.GateSpec{Image: gateImage, ControlplaneURL: cp.url}}
 		t0 := time.Now()
-		sb, err := e.p.Provision(ctx, spec)
+		sb, err := p.Provision(ctx, spec)
 		if err != nil {
 			return Row{}, err
 		}
 		t1 := time.Now()
 		res, err := sb.Exec(ctx, sandbox.ExecRequest{Command: get, Timeout: 30 * time.Second})
 		t2 := time.Now()
-		_ = e.p.Reap(context.WithoutCancel(ctx), sid)
+		_ = p.Reap(context.WithoutCancel(ctx), sid)
 		if err != nil {
 			return Row{}, err
 		}

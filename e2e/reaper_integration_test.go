@@ -63,7 +63,7 @@ func newServiceWorld(t *testing.T) *reaperWorld {
 	require.NoError(t, err)
 	w := &reaperWorld{store: store, cp: cp}
 	log := slog.New(slog.NewTextHandler(testLog{t}, nil))
-	w.provider = docker.New(cli, docker.Options{Labels: dockertest.Labels(t, cli), Revoker: store, Logger: log})
+	w.provider = docker.New(cli, docker.Options{Labels: dockertest.Labels(t, cli), Tokens: store, Logger: log})
 	w.svc = app.New(w.provider, store, executor.Defaults{Image: reaperImage}, app.WithCheckpoints(cp),
 		app.WithLogger(log), app.WithReapObserver(func(r app.ReapResult) {
 			w.mu.Lock()

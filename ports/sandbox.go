@@ -12,14 +12,24 @@ import (
 	"github.com/sandgate/sandgate/core/sandbox"
 )
 
-// GateTokenMinter mints a session's gate token in two steps: Generate in
-// memory before the gate is created, Persist once the provider won the
-// create (C-GATE-2). It is declared in core/sandbox because GateSpec carries
-// it; this alias is the port adapters implement.
-type GateTokenMinter = sandbox.GateTokenMinter
-
-// GateTokenRevoker revokes a session's gate token; see sandbox.GateTokenRevoker.
-type GateTokenRevoker = sandbox.GateTokenRevoker
+// GateTokenIssuer is what a provider needs of the control plane's gate
+// tokens: it is handed to the provider at construction (its Options), never
+// inside a Spec. Generate and Persist mint a gated sandbox's token in two
+// steps (C-GATE-2); Revoke retires it (C-REAP-1, and a gated→ungated
+// reshape).
+type GateTokenIssuer interface {
+	// Generate returns a fresh gate token in memory, with no durable effect;
+	// the provider calls it before creating the gate.
+	Generate() string
+	// Persist records token as sessionID's live gate token (by hash),
+	// revoking the previous one. The provider calls it only after it won
+	// the gate's create with that token, so an adoption never revokes the
+	// token a running gate uses. It returns the store's error unchanged.
+	Persist(ctx context.Context, sessionID domain.ID, token string) error
+	// Revoke makes the session's token fail authentication at once.
+	// Revoking a session with no token is not an error.
+	Revoke(ctx context.Context, sessionID domain.ID) error
+}
 
 // Provider creates, finds and removes sessions' sandboxes on one endpoint (a
 // Docker daemon, a Kubernetes namespace). Every method validates its input
@@ -32,7 +42,9 @@ type Provider interface {
 	// Errors: invalid spec (before anything is created); ErrSpecMismatch naming
 	// the field (nothing removed or changed); a name held by a container/pod
 	// without the ownership label; an image that cannot be found or pulled;
-	// a token Persist failure (what this call created is removed).
+	// a gated spec on a provider without a GateTokenIssuer (before anything
+	// is created); a token Persist failure (what this call created is
+	// removed).
 	Provision(ctx context.Context, spec sandbox.Spec) (Sandbox, error)
 	// Attach returns a handle to the session's running (Kubernetes: ready)
 	// sandbox. It creates, starts, pulls, waits and heals nothing.
@@ -42,11 +54,15 @@ type Provider interface {
 	// Owned lists the distinct session ids of every labelled asset (sandbox
 	// and gate, running or stopped) on this endpoint. Errors: the endpoint's.
 	Owned(ctx context.Context) ([]domain.ID, error)
-	// Reap revokes the session's gate token (when a revoker is configured; a
-	// failed revoke aborts with nothing removed), then removes every asset
-	// carrying the session's label and returns once they are gone. Reaping a
-	// session that owns nothing is a no-op. Errors: the revoker's, the
-	// endpoint's, or a removal that did not finish within its bound.
+	// Reap revokes the session's gate token (when the provider has a
+	// GateTokenIssuer; a failed revoke aborts with nothing removed), then
+	// removes every asset carrying the session's label and returns once they
+	// are gone. Reaping a session that owns nothing is a no-op. Reap is the
+	// one owner of revoke-before-reap: callers (the application service,
+	// the reaper) do not revoke before calling it, because the provider also
+	// owns the order in which gate and sandbox are torn down. Errors: the
+	// issuer's, the endpoint's, or a removal that did not finish within its
+	// bound.
 	Reap(ctx context.Context, sessionID domain.ID) error
 	// Export streams root out of the sandbox as an uncompressed tar whose
 	// members live under one directory named path.Base(root). The caller

@@ -17,8 +17,7 @@ import (
 // ErrInvalidToken for a malformed token (both before any query), the
 // store's. Revoke errors: domain.ErrInvalidID, the store's.
 type GateTokens interface {
-	GateTokenMinter
-	GateTokenRevoker
+	GateTokenIssuer
 	// Authenticate returns the session whose live token this is.
 	// Errors: session.ErrUnauthorized for a malformed, unknown or revoked
 	// token (a malformed one is refused before any query); the store's.

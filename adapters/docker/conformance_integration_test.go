@@ -73,13 +73,13 @@ func TestConformance(t *testing.T) {
 	// to reaping what it created.
 	labels := dockertest.Labels(t, cli)
 	t.Cleanup(func() { requireNothingLeft(t, cli, labels) })
-	newProvider := func(r ports.GateTokenRevoker) ports.Provider {
-		p, err := docker.NewFromEnv(docker.Options{Labels: labels, Revoker: r, GateNetwork: gated.network})
+	newProvider := func(tk ports.GateTokenIssuer) ports.Provider {
+		p, err := docker.NewFromEnv(docker.Options{Labels: labels, Tokens: tk, GateNetwork: gated.network})
 		require.NoError(t, err)
 		return p
 	}
 	porttest.Run(t, porttest.Harness{
-		Provider:     newProvider(nil),
+		Provider:     newProvider(gated.harness.Tokens),
 		Image:        base,
 		NonRootImage: nonRootImage,
 		NonRootUID:   nonRootUID,
@@ -90,7 +90,7 @@ func TestConformance(t *testing.T) {
 			StopsSandboxes:    true,
 			RunsInit:          true,
 		},
-		WithRevoker: newProvider,
+		WithTokens: newProvider,
 		Stop: func(ctx context.Context, sid domain.ID) error {
 			timeout := 1
 			return cli.ContainerStop(ctx, sandbox.DockerName(sid.String()), container.StopOptions{Timeout: &timeout})
@@ -120,8 +120,9 @@ func gatedHarness(t *testing.T, cli *client.Client) gated {
 		Gate: func(rt *testing.T, sid domain.ID) *sandbox.GateSpec {
 			env.Register(rt, session.Session{ID: sid,
 				Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{origin}}})
-			return &sandbox.GateSpec{Image: image, ControlplaneURL: env.ControlplaneURL, TokenMinter: env.Store}
+			return &sandbox.GateSpec{Image: image, ControlplaneURL: env.ControlplaneURL}
 		},
+		Tokens:       env.Store,
 		Origin:       net.JoinHostPort(origin, strconv.Itoa(gatetest.OriginHTTPPort)),
 		OriginBody:   `"kind":"http"`,
 		GateUIDImage: gateUIDImage,

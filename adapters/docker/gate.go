@@ -93,7 +93,7 @@ func (p *Provider) createGated(ctx context.Context, spec sandbox.Spec, name stri
 		return nil, fmt.Errorf("provision %s: %w", spec.SessionID, err)
 	}
 	gateName := sandbox.DockerGateName(spec.SessionID.String())
-	token := spec.Gate.TokenMinter.Generate()
+	token := p.opts.Tokens.Generate()
 	gcfg, ghost := gateConfig(spec, token, p.opts)
 	g, err := p.eng.ContainerCreate(ctx, gcfg, ghost, nil, nil, gateName)
 	if cerrdefs.IsConflict(err) {
@@ -115,7 +115,7 @@ func (p *Provider) createGated(ctx context.Context, spec sandbox.Spec, name stri
 // wait for it, and create the sandbox. The caller removes the gate on error.
 func (p *Provider) pairNew(ctx context.Context, spec sandbox.Spec, name, gateID, token string, ncpu int) (ports.Sandbox, error) {
 	sid := spec.SessionID
-	if err := spec.Gate.TokenMinter.Persist(ctx, sid, token); err != nil {
+	if err := p.opts.Tokens.Persist(ctx, sid, token); err != nil {
 		return nil, fmt.Errorf("provision %s: persist gate token: %w", sid, err)
 	}
 	if err := p.startGate(ctx, gateID); err != nil {

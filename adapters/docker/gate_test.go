@@ -16,17 +16,20 @@ import (
 	"github.com/sandgate/sandgate/core/sandbox"
 )
 
-// recMinter records the token calls in the fake's call log, so their order
-// relative to the engine's calls can be asserted (C-GATE-2).
-type recMinter struct {
+// recTokens is the provider's ports.GateTokenIssuer in these tests: it
+// records the token calls in the fake's call log, so their order relative
+// to the engine's calls can be asserted (C-GATE-2), and the revokes.
+type recTokens struct {
 	f          *fakeEngine
 	mu         sync.Mutex
 	generated  int
 	persisted  []string
 	persistErr error
+	revokeErr  error
+	revoked    []domain.ID
 }
 
-func (m *recMinter) Generate() string {
+func (m *recTokens) Generate() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.generated++
@@ -36,7 +39,7 @@ func (m *recMinter) Generate() string {
 	return "sgt_token" + strings.Repeat("0", m.generated)
 }
 
-func (m *recMinter) Persist(_ context.Context, _ domain.ID, token string) error {
+func (m *recTokens) Persist(_ context.Context, _ domain.ID, token string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.f.mu.Lock()
@@ -49,9 +52,21 @@ func (m *recMinter) Persist(_ context.Context, _ domain.ID, token string) error 
 	return nil
 }
 
-func gatedSpec(sid string, m *recMinter) sandbox.Spec {
+func (m *recTokens) Revoke(_ context.Context, sid domain.ID) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.revoked = append(m.revoked, sid)
+	return m.revokeErr
+}
+
+// tokenProvider is fakeProvider with m as its gate tokens.
+func tokenProvider(f *fakeEngine, m *recTokens) *Provider {
+	return newProvider(f, Options{RemoveTimeout: 2 * time.Second, Tokens: m})
+}
+
+func gatedSpec(sid string) sandbox.Spec {
 	s := spec(sid)
-	s.Gate = &sandbox.GateSpec{Image: "gate", ControlplaneURL: "http://cp:7070", TokenMinter: m}
+	s.Gate = &sandbox.GateSpec{Image: "gate", ControlplaneURL: "http://cp:7070"}
 	return s
 }
 
@@ -90,8 +105,8 @@ func callsFrom(f *fakeEngine, prefixes ...string) []string {
 func TestGatedProvisionOrder(t *testing.T) {
 	t.Parallel()
 	f := gatedFake()
-	m := &recMinter{f: f}
-	sb, err := fakeProvider(f).Provision(context.Background(), gatedSpec("ses_a", m))
+	m := &recTokens{f: f}
+	sb, err := tokenProvider(f, m).Provision(context.Background(), gatedSpec("ses_a"))
 	require.NoError(t, err)
 	gate := f.byRef(sandbox.DockerGateName("ses_a"))
 	box := f.byRef(sandbox.DockerName("ses_a"))
@@ -112,7 +127,7 @@ func TestGatedProvisionOrder(t *testing.T) {
 	require.Equal(t, "ses_a", gate.labels[sandbox.LabelSession])
 
 	// Adoption: no new token, no create (C-GATE-2).
-	_, err = fakeProvider(f).Provision(context.Background(), gatedSpec("ses_a", m))
+	_, err = tokenProvider(f, m).Provision(context.Background(), gatedSpec("ses_a"))
 	require.NoError(t, err)
 	require.Equal(t, 1, m.generated)
 	require.Len(t, callsFrom(f, "create"), 2)
@@ -122,11 +137,24 @@ func TestGatedProvisionOrder(t *testing.T) {
 	require.Empty(t, f.containers)
 }
 
+// A gated spec on a provider without gate tokens is refused before any
+// engine call: it could not mint the gate's token.
+func TestGatedWithoutTokensRefused(t *testing.T) {
+	t.Parallel()
+	f := gatedFake()
+	sb, err := fakeProvider(f).Provision(context.Background(), gatedSpec("ses_a"))
+	require.ErrorIs(t, err, errNoTokens)
+	require.ErrorContains(t, err, "gate")
+	require.Nil(t, sb)
+	require.Empty(t, f.calls)
+	require.Empty(t, f.containers)
+}
+
 // A lost race on the gate's name never persists a token.
 func TestGatedLostRaceNeverPersists(t *testing.T) {
 	t.Parallel()
 	f := gatedFake()
-	m := &recMinter{f: f}
+	m := &recTokens{f: f}
 	var once sync.Once
 	f.onCreate = func(name string) error {
 		once.Do(func() {
@@ -137,7 +165,7 @@ func TestGatedLostRaceNeverPersists(t *testing.T) {
 		})
 		return nil
 	}
-	_, err := fakeProvider(f).Provision(context.Background(), gatedSpec("ses_a", m))
+	_, err := tokenProvider(f, m).Provision(context.Background(), gatedSpec("ses_a"))
 	require.NoError(t, err)
 	require.Equal(t, 1, m.generated, "one Generate for the one create attempt")
 	require.Empty(t, m.persisted)
@@ -147,8 +175,8 @@ func TestGatedLostRaceNeverPersists(t *testing.T) {
 func TestGatedPersistFailureRemovesGate(t *testing.T) {
 	t.Parallel()
 	f := gatedFake()
-	m := &recMinter{f: f, persistErr: errors.New("db down")}
-	_, err := fakeProvider(f).Provision(context.Background(), gatedSpec("ses_a", m))
+	m := &recTokens{f: f, persistErr: errors.New("db down")}
+	_, err := tokenProvider(f, m).Provision(context.Background(), gatedSpec("ses_a"))
 	require.ErrorContains(t, err, "db down")
 	require.Empty(t, f.containers)
 	require.Empty(t, callsFrom(f, "start"))
@@ -161,8 +189,8 @@ func TestGatedGateNeverReady(t *testing.T) {
 	f := gatedFake()
 	f.logs = "firewall: xt_owner missing"
 	f.onExec = func([]string) fakeExecBehaviour { return fakeExecBehaviour{exitCode: 1} }
-	p := newProvider(f, Options{RemoveTimeout: 2 * time.Second, GateReadyTimeout: 300 * time.Millisecond})
-	_, err := p.Provision(context.Background(), gatedSpec("ses_a", &recMinter{f: f}))
+	p := newProvider(f, Options{RemoveTimeout: 2 * time.Second, GateReadyTimeout: 300 * time.Millisecond, Tokens: &recTokens{f: f}})
+	_, err := p.Provision(context.Background(), gatedSpec("ses_a"))
 	require.ErrorContains(t, err, "not ready")
 	require.ErrorContains(t, err, "xt_owner missing")
 	require.Empty(t, f.containers)
@@ -174,14 +202,14 @@ func TestGatedGateNeverReady(t *testing.T) {
 func TestGatedRestartsStoppedGate(t *testing.T) {
 	t.Parallel()
 	f := gatedFake()
-	m := &recMinter{f: f}
-	p := fakeProvider(f)
-	_, err := p.Provision(context.Background(), gatedSpec("ses_a", m))
+	m := &recTokens{f: f}
+	p := tokenProvider(f, m)
+	_, err := p.Provision(context.Background(), gatedSpec("ses_a"))
 	require.NoError(t, err)
 	gate := f.byRef(sandbox.DockerGateName("ses_a"))
 	box := f.byRef(sandbox.DockerName("ses_a"))
 	gate.running = false
-	sb, err := p.Provision(context.Background(), gatedSpec("ses_a", m))
+	sb, err := p.Provision(context.Background(), gatedSpec("ses_a"))
 	require.NoError(t, err)
 	require.Equal(t, box.id, sb.ID(), "the same sandbox")
 	require.Equal(t, []string{"start " + gate.id, "restart " + box.id, "copy-to " + box.id + " /etc/sandgate"},
@@ -194,9 +222,9 @@ func TestGatedRestartsStoppedGate(t *testing.T) {
 func TestGatedUnrecoverableGateRebuilds(t *testing.T) {
 	t.Parallel()
 	f := gatedFake()
-	m := &recMinter{f: f}
-	p := newProvider(f, Options{RemoveTimeout: 2 * time.Second, GateReadyTimeout: 200 * time.Millisecond})
-	_, err := p.Provision(context.Background(), gatedSpec("ses_a", m))
+	m := &recTokens{f: f}
+	p := newProvider(f, Options{RemoveTimeout: 2 * time.Second, GateReadyTimeout: 200 * time.Millisecond, Tokens: m})
+	_, err := p.Provision(context.Background(), gatedSpec("ses_a"))
 	require.NoError(t, err)
 	oldBox := f.byRef(sandbox.DockerName("ses_a")).id
 	f.byRef(sandbox.DockerGateName("ses_a")).running = false
@@ -211,7 +239,7 @@ func TestGatedUnrecoverableGateRebuilds(t *testing.T) {
 	}
 	f.onCreate = func(string) error { failing.Store(false); return nil }
 	p.opts.GateReadyTimeout = 30 * time.Millisecond
-	sb, err := p.Provision(context.Background(), gatedSpec("ses_a", m))
+	sb, err := p.Provision(context.Background(), gatedSpec("ses_a"))
 	require.NoError(t, err)
 	require.NotEqual(t, oldBox, sb.ID())
 	require.Equal(t, 2, m.generated)
@@ -226,8 +254,8 @@ func TestGatedRefusesGateUIDImage(t *testing.T) {
 		f := gatedFake()
 		f.imageUsers["img"] = user
 		f.files["/etc/passwd"] = []byte("root:x:0:0::/root:/bin/sh\ngate:x:64250:64250::/:/bin/false\n")
-		m := &recMinter{f: f}
-		_, err := fakeProvider(f).Provision(context.Background(), gatedSpec("ses_a", m))
+		m := &recTokens{f: f}
+		_, err := tokenProvider(f, m).Provision(context.Background(), gatedSpec("ses_a"))
 		require.ErrorIs(t, err, sandbox.ErrGateUIDImage, user)
 		require.Zero(t, m.generated, user)
 		require.Empty(t, f.containers, user)
@@ -235,7 +263,7 @@ func TestGatedRefusesGateUIDImage(t *testing.T) {
 	f := gatedFake()
 	f.imageUsers["img"] = "app"
 	f.files["/etc/passwd"] = []byte("app:x:1000:1000::/:/bin/sh\n")
-	_, err := fakeProvider(f).Provision(context.Background(), gatedSpec("ses_a", &recMinter{f: f}))
+	_, err := tokenProvider(f, &recTokens{f: f}).Provision(context.Background(), gatedSpec("ses_a"))
 	require.NoError(t, err)
 }
 
@@ -246,8 +274,8 @@ func TestGatedOrphanGateReplaced(t *testing.T) {
 	f := gatedFake()
 	orphan := f.addContainer(fakeContainer{name: sandbox.DockerGateName("ses_a"), created: time.Now().Add(-time.Hour),
 		labels: map[string]string{sandbox.LabelSession: "ses_a", labelRole: roleGate}})
-	m := &recMinter{f: f}
-	_, err := fakeProvider(f).Provision(context.Background(), gatedSpec("ses_a", m))
+	m := &recTokens{f: f}
+	_, err := tokenProvider(f, m).Provision(context.Background(), gatedSpec("ses_a"))
 	require.NoError(t, err)
 	require.NotContains(t, f.containers, orphan.id)
 	require.Len(t, m.persisted, 1)
@@ -257,31 +285,21 @@ func TestGatedOrphanGateReplaced(t *testing.T) {
 func TestGatedToUngatedRevokes(t *testing.T) {
 	t.Parallel()
 	f := gatedFake()
-	m := &recMinter{f: f}
-	p := fakeProvider(f)
-	_, err := p.Provision(context.Background(), gatedSpec("ses_a", m))
+	m := &recTokens{f: f}
+	p := tokenProvider(f, m)
+	_, err := p.Provision(context.Background(), gatedSpec("ses_a"))
 	require.NoError(t, err)
-	rev := &revoker{}
-	s := spec("ses_a")
-	s.GateTokenRevoker = rev
-	sb, err := p.Provision(context.Background(), s)
+	sb, err := p.Provision(context.Background(), spec("ses_a"))
 	require.NoError(t, err)
-	require.Equal(t, []domain.ID{"ses_a"}, rev.revoked)
+	require.Equal(t, []domain.ID{"ses_a"}, m.revoked)
 	require.Len(t, f.containers, 1, "the gate went with the old sandbox")
 	require.Equal(t, f.byRef(sandbox.DockerName("ses_a")).id, sb.ID())
-}
-
-type revoker struct{ revoked []domain.ID }
-
-func (r *revoker) Revoke(_ context.Context, sid domain.ID) error {
-	r.revoked = append(r.revoked, sid)
-	return nil
 }
 
 // The gate holds only what it needs and is bounded (C-GATE-1).
 func TestGateConfigShape(t *testing.T) {
 	t.Parallel()
-	cfg, host := gateConfig(gatedSpec("ses_a", &recMinter{f: newFakeEngine()}), "sgt_x", Options{GateNetwork: "net1"})
+	cfg, host := gateConfig(gatedSpec("ses_a"), "sgt_x", Options{GateNetwork: "net1"})
 	require.Equal(t, "gate", cfg.Image)
 	require.Equal(t, "0", cfg.User)
 	require.Equal(t, []string{"ALL"}, []string(host.CapDrop))
@@ -303,11 +321,11 @@ func TestAdoptionInspectsTheGateOnlyWhenGated(t *testing.T) {
 	t.Parallel()
 	for _, gated := range []bool{false, true} {
 		f := gatedFake()
-		p := fakeProvider(f)
+		p := tokenProvider(f, &recTokens{f: f})
 		s := spec("ses_a")
 		want := map[string]int{sandbox.DockerName("ses_a"): 1}
 		if gated {
-			s = gatedSpec("ses_a", &recMinter{f: f})
+			s = gatedSpec("ses_a")
 			want[sandbox.DockerGateName("ses_a")] = 1
 		}
 		first, err := p.Provision(context.Background(), s)

@@ -75,14 +75,15 @@ func (p *Provider) Owned(ctx context.Context) ([]domain.ID, error) {
 }
 
 // Reap implements ports.Provider (C-REAP-1): revoke first, then remove every
-// labelled asset, sandbox before gate, and wait until they are gone.
+// labelled asset, sandbox before gate, and wait until they are gone. It is
+// the one owner of revoke-before-reap (ports.Provider.Reap).
 func (p *Provider) Reap(ctx context.Context, sid domain.ID) error {
 	p.negotiate(ctx)
 	if err := domain.ValidateSessionID(sid); err != nil {
 		return fmt.Errorf("reap: session_id: %w", err)
 	}
-	if p.opts.Revoker != nil {
-		if err := p.opts.Revoker.Revoke(ctx, sid); err != nil {
+	if p.opts.Tokens != nil {
+		if err := p.opts.Tokens.Revoke(ctx, sid); err != nil {
 			return fmt.Errorf("reap %s: revoke gate token (nothing removed): %w", sid, err)
 		}
 	}

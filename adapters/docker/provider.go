@@ -18,9 +18,12 @@ type Options struct {
 	// Logger receives the few things worth saying once (ignored hardening
 	// fields). Default: slog.Default().
 	Logger *slog.Logger
-	// Revoker, when set, revokes a session's gate token before Reap removes
-	// anything (#197: a token must not outlive its gate).
-	Revoker sandbox.GateTokenRevoker
+	// Tokens mints the gate token of a gated sandbox (C-GATE-2) and
+	// revokes a session's token before Reap removes anything (#197: a token
+	// must not outlive its gate) and when a reshape dismantles a gate. A
+	// provider without it refuses gated specs (before anything is created)
+	// and reaps without revoking.
+	Tokens ports.GateTokenIssuer
 	// Labels are added to every container this provider creates (tests mark
 	// their containers so a cleanup can find them), and Owned lists only
 	// containers carrying all of them: executors sharing a daemon with

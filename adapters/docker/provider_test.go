@@ -90,14 +90,14 @@ func TestReapRevokesFirst(t *testing.T) {
 	t.Parallel()
 	f := newFakeEngine()
 	f.addContainer(fakeContainer{name: "x", labels: map[string]string{sandbox.LabelSession: "ses_a"}})
-	rev := &fakeRevoker{err: errors.New("store down")}
-	p := newProvider(f, Options{Revoker: rev})
+	tokens := &recTokens{f: f, revokeErr: errors.New("store down")}
+	p := newProvider(f, Options{Tokens: tokens})
 	require.ErrorContains(t, p.Reap(context.Background(), "ses_a"), "store down")
 	require.Len(t, f.containers, 1)
-	rev.err = nil
+	tokens.revokeErr = nil
 	require.NoError(t, p.Reap(context.Background(), "ses_a"))
 	require.Empty(t, f.containers)
-	require.Equal(t, []domain.ID{"ses_a", "ses_a"}, rev.calls)
+	require.Equal(t, []domain.ID{"ses_a", "ses_a"}, tokens.revoked, "one revoke per Reap")
 }
 
 // Sandboxes go before gates, and a removal already in progress is waited
@@ -145,16 +145,6 @@ func TestOwnedSkipsInvalidIDs(t *testing.T) {
 	ids, err := fakeProvider(f).Owned(context.Background())
 	require.NoError(t, err)
 	require.ElementsMatch(t, []domain.ID{"ses_a", "ses_b"}, ids)
-}
-
-type fakeRevoker struct {
-	err   error
-	calls []domain.ID
-}
-
-func (r *fakeRevoker) Revoke(_ context.Context, sid domain.ID) error {
-	r.calls = append(r.calls, sid)
-	return r.err
 }
 
 func provisioned(t *testing.T, f *fakeEngine) *handle {

@@ -23,6 +23,9 @@ func (p *Provider) Provision(ctx context.Context, spec sandbox.Spec) (ports.Sand
 	if err != nil {
 		return nil, fmt.Errorf("provision: %w", err)
 	}
+	if spec.Gate != nil && p.opts.Tokens == nil {
+		return nil, fmt.Errorf("provision %s: gate: %w", spec.SessionID, errNoTokens)
+	}
 	if spec.Hardening.EphemeralStorageBytes > 0 {
 		p.ephemeralOnce.Do(func() {
 			p.opts.Logger.Warn("docker provider ignores hardening.ephemeral_storage_bytes: the writable-layer quota depends on the storage driver (docs/DIVERGENCES.md)")
@@ -68,6 +71,10 @@ func (p *Provider) Provision(ctx context.Context, spec sandbox.Spec) (ports.Sand
 // raceWait bounds how long a provision that lost the name race waits for
 // the winner's container to become visible.
 const raceWait = 10 * time.Second
+
+// errNoTokens refuses a gated spec on a provider built without
+// Options.Tokens: it could not mint the gate's token.
+var errNoTokens = errors.New("a gated sandbox needs gate tokens, and this provider has none (Options.Tokens)")
 
 // errNameTaken: the create lost the name to a concurrent provisioner.
 var errNameTaken = errors.New("container name taken")
@@ -115,8 +122,8 @@ func (p *Provider) adoptExisting(ctx context.Context, spec sandbox.Spec, name st
 		return nil, false, fmt.Errorf("provision %s: %w", spec.SessionID, err)
 	}
 	if decision.Action == sandbox.Rebuild {
-		if decision.RevokeToken && spec.GateTokenRevoker != nil {
-			if err := spec.GateTokenRevoker.Revoke(ctx, spec.SessionID); err != nil {
+		if decision.RevokeToken && p.opts.Tokens != nil {
+			if err := p.opts.Tokens.Revoke(ctx, spec.SessionID); err != nil {
 				return nil, false, fmt.Errorf("provision %s: revoke gate token before rebuild: %w", spec.SessionID, err)
 			}
 		}

@@ -71,27 +71,28 @@ func TestConformance(t *testing.T) {
 
 	labels := map[string]string{testLabel: testLabelVal}
 	profile := installSeccompProfile(t)
-	newProvider := func(r ports.GateTokenRevoker) ports.Provider {
-		p, err := kubernetes.New(cfg, kubernetes.Options{Namespace: namespace, Labels: labels, Revoker: r,
+	gated := gatedHarness(t, cfg, cli, base)
+	newProvider := func(tk ports.GateTokenIssuer) ports.Provider {
+		p, err := kubernetes.New(cfg, kubernetes.Options{Namespace: namespace, Labels: labels, Tokens: tk,
 			NetsetupImage: netsetupImage, SeccompProfile: profile})
 		require.NoError(t, err)
 		return p
 	}
 	porttest.Run(t, porttest.Harness{
-		Provider:     newProvider(nil),
+		Provider:     newProvider(gated.Tokens),
 		Image:        base,
 		NonRootImage: nonRootImage,
 		NonRootUID:   nonRootUID,
 		// Kubernetes cannot stop and keep a pod, has no init, no pids limit
 		// per container and does not clamp CPU (docs/DIVERGENCES.md): the
 		// suite runs the counterparts of those rows instead.
-		Caps:        porttest.Capabilities{},
-		WithRevoker: newProvider,
+		Caps:       porttest.Capabilities{},
+		WithTokens: newProvider,
 		Foreign: func(ctx context.Context, sid domain.ID) (porttest.ForeignHolder, error) {
 			return createForeign(ctx, cli, base, sandbox.PodName(sid.String()))
 		},
 		Parallelism: 4,
-		Gated:       gatedHarness(t, cfg, cli, base),
+		Gated:       gated,
 	})
 }
 

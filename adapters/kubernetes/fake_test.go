@@ -218,20 +218,18 @@ func TestReapRevokesFirstAndDeletesByLabel(t *testing.T) {
 	t.Parallel()
 	sid := domain.NewID("ses")
 	p, cli := fakeCluster(t, false, existing(t, sandbox.Spec{SessionID: sid, Image: "debian:bookworm"}, "p", corev1.PodRunning))
-	p.opts.Revoker = revokerFunc(func(context.Context, domain.ID) error { return errPrecondition })
+	j := &journal{revoke: errPrecondition}
+	p.opts.Tokens = j
 	require.Error(t, p.Reap(context.Background(), sid))
 	_, err := getPod(t, cli, sid)
 	require.NoError(t, err, "a failed revoke removes nothing (C-REAP-1)")
-	p.opts.Revoker = nil
+	require.Equal(t, []string{"revoke"}, j.list(), "one revoke per Reap")
+	p.opts.Tokens = nil
 	require.NoError(t, p.Reap(context.Background(), sid))
 	_, err = getPod(t, cli, sid)
 	require.True(t, apierrors.IsNotFound(err))
 	require.NoError(t, p.Reap(context.Background(), sid), "reaping twice is a no-op")
 }
-
-type revokerFunc func(context.Context, domain.ID) error
-
-func (f revokerFunc) Revoke(ctx context.Context, sid domain.ID) error { return f(ctx, sid) }
 
 func TestProvisionRefusesBeforeAnyCall(t *testing.T) {
 	t.Parallel()
@@ -243,9 +241,14 @@ func TestProvisionRefusesBeforeAnyCall(t *testing.T) {
 		"no image":            {SessionID: domain.NewID("ses")},
 		"limited no netsetup": {SessionID: domain.NewID("ses"), Image: "x", Networking: domain.Networking{Type: domain.NetLimited}},
 		"gated":               {SessionID: domain.NewID("ses"), Image: "x", Gate: &sandbox.GateSpec{Image: "g"}},
+		"gated without tokens": {SessionID: domain.NewID("ses"), Image: "x",
+			Gate: &sandbox.GateSpec{Image: "g", ControlplaneURL: "http://10.0.0.1:7070"}},
 	} {
 		_, err := p.Provision(ctx, spec)
 		require.Error(t, err, name)
+		if name == "gated without tokens" {
+			require.ErrorIs(t, err, errNoTokens)
+		}
 	}
 	require.Empty(t, cli.Actions(), "validation happens before any API call")
 }

@@ -23,11 +23,13 @@ import (
 const testGateToken = "sggt_0123456789abcdefghijklmnopqrstuvwxyzABCDEF"
 
 // journal records, in order, what the provider did to the cluster and to
-// the token minter, so the tests can check C-GATE-2's ordering.
+// its gate tokens (it is the provider's ports.GateTokenIssuer), so the
+// tests can check C-GATE-2's ordering.
 type journal struct {
 	mu      sync.Mutex
 	entries []string
 	persist error
+	revoke  error
 }
 
 func (j *journal) add(e string) {
@@ -52,10 +54,14 @@ func (j *journal) Persist(_ context.Context, _ domain.ID, token string) error {
 	return j.persist
 }
 
-// gatedCluster is fakeCluster whose pod creates and patches are journaled.
+func (j *journal) Revoke(context.Context, domain.ID) error { j.add("revoke"); return j.revoke }
+
+// gatedCluster is fakeCluster with j as its gate tokens, whose pod
+// creates and patches are journaled.
 func gatedCluster(t *testing.T, j *journal, objs ...runtime.Object) (*Provider, *fake.Clientset) {
 	t.Helper()
 	p, cli := fakeCluster(t, false, objs...)
+	p.opts.Tokens = j
 	for _, verb := range []string{"create", "patch", "delete"} {
 		cli.PrependReactor(verb, "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
 			j.add(verb)
@@ -75,17 +81,16 @@ func existingGated(t *testing.T, spec sandbox.Spec, uid string) *corev1.Pod {
 	return pod
 }
 
-func gatedSpec(j *journal) sandbox.Spec {
+func gatedSpec() sandbox.Spec {
 	return sandbox.Spec{SessionID: domain.NewID("ses"), Image: "debian:bookworm",
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"api.example.com"}},
 		Env:        map[string]string{"TOKEN": "sgph_placeholder"},
-		Gate:       &sandbox.GateSpec{Image: "sandgate/gate:dev", ControlplaneURL: "http://10.0.0.1:7070", TokenMinter: j}}
+		Gate:       &sandbox.GateSpec{Image: "sandgate/gate:dev", ControlplaneURL: "http://10.0.0.1:7070"}}
 }
 
 func TestGatedPodShape(t *testing.T) {
 	t.Parallel()
-	j := &journal{}
-	spec := resolved(t, gatedSpec(j))
+	spec := resolved(t, gatedSpec())
 	pod := podFor(spec, Options{Namespace: "sbx", NetsetupImage: "busybox:1.35"})
 	gatePod(pod, spec, testGateToken)
 
@@ -160,7 +165,7 @@ func TestGatedCreateOrder(t *testing.T) {
 	t.Parallel()
 	j := &journal{}
 	p, cli := gatedCluster(t, j)
-	spec := gatedSpec(j)
+	spec := gatedSpec()
 	sb, err := p.Provision(context.Background(), spec)
 	require.NoError(t, err)
 	require.NotNil(t, sb)
@@ -178,7 +183,7 @@ func TestGatedCreateOrder(t *testing.T) {
 func TestGatedLostRacePersistsNothing(t *testing.T) {
 	t.Parallel()
 	j := &journal{}
-	spec := gatedSpec(j)
+	spec := gatedSpec()
 	winner := existingGated(t, spec, "uid-winner")
 	p, cli := gatedCluster(t, j)
 	// The name is taken between this call's Get and its Create.
@@ -197,7 +202,7 @@ func TestGatedPersistFailureDeletesThePod(t *testing.T) {
 	t.Parallel()
 	j := &journal{persist: errors.New("store down")}
 	p, cli := gatedCluster(t, j)
-	spec := gatedSpec(j)
+	spec := gatedSpec()
 	_, err := p.Provision(context.Background(), spec)
 	require.ErrorContains(t, err, "store down")
 	_, err = getPod(t, cli, spec.SessionID)
@@ -209,6 +214,7 @@ func TestGateUIDImageRefusedAndDeleted(t *testing.T) {
 	t.Parallel()
 	j := &journal{}
 	p, cli := fakeCluster(t, true)
+	p.opts.Tokens = j
 	cli.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		obj, err := cli.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), a.GetNamespace(), a.(k8stesting.PatchAction).GetName())
 		require.NoError(t, err)
@@ -219,7 +225,7 @@ func TestGateUIDImageRefusedAndDeleted(t *testing.T) {
 		require.NoError(t, cli.Tracker().Update(corev1.SchemeGroupVersion.WithResource("pods"), pod, pod.Namespace))
 		return true, pod, nil
 	})
-	spec := gatedSpec(j)
+	spec := gatedSpec()
 	_, err := p.Provision(context.Background(), spec)
 	require.ErrorIs(t, err, sandbox.ErrGateUIDImage)
 	_, err = getPod(t, cli, spec.SessionID)
@@ -231,7 +237,7 @@ func TestGateUIDImageRefusedAndDeleted(t *testing.T) {
 func TestHeldOrphanReplaced(t *testing.T) {
 	t.Parallel()
 	j := &journal{}
-	spec := gatedSpec(j)
+	spec := gatedSpec()
 	old := existing(t, spec, "uid-old", corev1.PodPending)
 	gatePod(old, resolved(t, spec), "sggt_lost")
 	old.CreationTimestamp = metav1.NewTime(time.Now().Add(-2 * raceWait))
@@ -248,12 +254,11 @@ func TestHeldOrphanReplaced(t *testing.T) {
 func TestGatedToUngatedRevokesThenRebuilds(t *testing.T) {
 	t.Parallel()
 	j := &journal{}
-	spec := gatedSpec(j)
+	spec := gatedSpec()
 	old := existingGated(t, spec, "uid-old")
 	p, cli := gatedCluster(t, j, old)
 	ungated := spec
 	ungated.Gate = nil
-	ungated.GateTokenRevoker = revokerFunc(func(context.Context, domain.ID) error { j.add("revoke"); return nil })
 	_, err := p.Provision(context.Background(), ungated)
 	require.NoError(t, err)
 	require.Equal(t, []string{"revoke", "delete", "create"}, j.list(), "revoked before anything is removed")
@@ -264,8 +269,7 @@ func TestGatedToUngatedRevokesThenRebuilds(t *testing.T) {
 
 func TestReadyNeedsTheGate(t *testing.T) {
 	t.Parallel()
-	j := &journal{}
-	spec := resolved(t, gatedSpec(j))
+	spec := resolved(t, gatedSpec())
 	pod := podFor(spec, Options{})
 	gatePod(pod, spec, testGateToken)
 	markReady(pod)

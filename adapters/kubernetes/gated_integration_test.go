@@ -74,7 +74,7 @@ func (w *gatedWorld) gate(t *testing.T, sid domain.ID, networking domain.Network
 	c, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	require.NoError(t, w.store.PutSession(c, session.Session{ID: sid, Networking: networking}))
-	return &sandbox.GateSpec{Image: w.gateImage, ControlplaneURL: w.url, TokenMinter: w.store}
+	return &sandbox.GateSpec{Image: w.gateImage, ControlplaneURL: w.url}
 }
 
 // origin is the origin's "ip:port".
@@ -91,6 +91,7 @@ func gatedHarness(t *testing.T, cfg *rest.Config, cli k8s.Interface, base string
 		Gate: func(rt *testing.T, sid domain.ID) *sandbox.GateSpec {
 			return w.gate(rt, sid, domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{w.origin()}})
 		},
+		Tokens:       w.store,
 		Origin:       w.origin(),
 		OriginBody:   w.body,
 		GateUIDImage: gateUIDImage,

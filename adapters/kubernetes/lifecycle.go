@@ -71,13 +71,14 @@ func (p *Provider) Owned(ctx context.Context) ([]domain.ID, error) {
 
 // Reap implements ports.Provider (C-REAP-1): revoke first, then delete every
 // pod carrying the session's label — selected by label, never by name —
-// each under a UID precondition, and wait until the API has none left.
+// each under a UID precondition, and wait until the API has none left. It
+// is the one owner of revoke-before-reap (ports.Provider.Reap).
 func (p *Provider) Reap(ctx context.Context, sid domain.ID) error {
 	if err := domain.ValidateSessionID(sid); err != nil {
 		return fmt.Errorf("reap: session_id: %w", err)
 	}
-	if p.opts.Revoker != nil {
-		if err := p.opts.Revoker.Revoke(ctx, sid); err != nil {
+	if p.opts.Tokens != nil {
+		if err := p.opts.Tokens.Revoke(ctx, sid); err != nil {
 			return fmt.Errorf("reap %s: revoke gate token (nothing removed): %w", sid, err)
 		}
 	}

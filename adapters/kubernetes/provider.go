@@ -42,9 +42,11 @@ type Options struct {
 	// Logger receives the few things worth saying once (ignored hardening
 	// fields). Default: slog.Default().
 	Logger *slog.Logger
-	// Revoker, when set, revokes a session's gate token before Reap removes
-	// anything (C-REAP-1).
-	Revoker sandbox.GateTokenRevoker
+	// Tokens mints the gate token of a gated sandbox (C-GATE-2) and
+	// revokes a session's token before Reap removes anything (C-REAP-1) and
+	// when a reshape dismantles a gate. A provider without it refuses gated
+	// specs (before the first API call) and reaps without revoking.
+	Tokens ports.GateTokenIssuer
 	// Labels are added to every pod this provider creates (tests mark their
 	// pods so a cleanup can find them), and Owned lists only pods carrying
 	// all of them (executors sharing a namespace with different labels never

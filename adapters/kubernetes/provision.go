@@ -18,12 +18,19 @@ import (
 // pod on its way out) keeps trying to adopt or create.
 const raceWait = 30 * time.Second
 
+// errNoTokens refuses a gated spec on a provider built without
+// Options.Tokens: it could not mint the gate's token.
+var errNoTokens = errors.New("a gated sandbox needs gate tokens, and this provider has none (Options.Tokens)")
+
 // Provision implements ports.Provider (C-PROV-1..5, 7, 8; B-6). Everything
 // that can be refused is refused before the first API call (C-VAL-1).
 func (p *Provider) Provision(ctx context.Context, spec sandbox.Spec) (ports.Sandbox, error) {
 	spec, err := sandbox.ResolveSpec(spec)
 	if err != nil {
 		return nil, fmt.Errorf("provision: %w", err)
+	}
+	if spec.Gate != nil && p.opts.Tokens == nil {
+		return nil, fmt.Errorf("provision %s: gate: %w", spec.SessionID, errNoTokens)
 	}
 	if spec.Gate == nil && spec.Networking.Limited() && p.opts.NetsetupImage == "" {
 		return nil, fmt.Errorf("provision %s: limited networking without a gate needs Options.NetsetupImage", spec.SessionID)
@@ -114,8 +121,8 @@ func (p *Provider) provisionOnce(ctx context.Context, spec sandbox.Spec, name st
 func (p *Provider) rebuild(ctx context.Context, spec sandbox.Spec, pod *corev1.Pod, d sandbox.Adoption) error {
 	sid := spec.SessionID
 	p.opts.Logger.Info("rebuilding the session's sandbox pod", "session", sid.String(), "reason", d.Reason)
-	if d.RevokeToken && spec.GateTokenRevoker != nil {
-		if err := spec.GateTokenRevoker.Revoke(ctx, sid); err != nil {
+	if d.RevokeToken && p.opts.Tokens != nil {
+		if err := p.opts.Tokens.Revoke(ctx, sid); err != nil {
 			return fmt.Errorf("provision %s: revoke the gate token before the rebuild: %w", sid, err)
 		}
 	}
@@ -129,7 +136,7 @@ func (p *Provider) create(ctx context.Context, spec sandbox.Spec) (_ ports.Sandb
 	want := podFor(spec, p.opts)
 	var token string
 	if spec.Gate != nil {
-		token = spec.Gate.TokenMinter.Generate() // once per create attempt (C-GATE-2)
+		token = p.opts.Tokens.Generate() // once per create attempt (C-GATE-2)
 		gatePod(want, spec, token)
 	}
 	pod, err := p.cli.CoreV1().Pods(p.opts.Namespace).Create(ctx, want, metav1.CreateOptions{})
@@ -156,7 +163,7 @@ func (p *Provider) create(ctx context.Context, spec sandbox.Spec) (_ ports.Sandb
 // name, C-GATE-2), then its scheduling gate lifted.
 func (p *Provider) startAndWait(ctx context.Context, spec sandbox.Spec, pod *corev1.Pod, token string) (*corev1.Pod, error) {
 	if spec.Gate != nil {
-		if err := spec.Gate.TokenMinter.Persist(ctx, spec.SessionID, token); err != nil {
+		if err := p.opts.Tokens.Persist(ctx, spec.SessionID, token); err != nil {
 			return nil, fmt.Errorf("persist gate token: %w", err)
 		}
 		released, err := p.release(ctx, pod)

@@ -47,7 +47,7 @@ func TestSecurity(t *testing.T) {
 	t.Cleanup(func() { removeWithLabel(t, cli, securityLabelVal) })
 	w := newGatedWorld(t, cli)
 	p, err := kubernetes.New(cfg, kubernetes.Options{Namespace: namespace,
-		Labels: map[string]string{testLabel: securityLabelVal}, Revoker: w.store,
+		Labels: map[string]string{testLabel: securityLabelVal}, Tokens: w.store,
 		SeccompProfile: installSeccompProfile(t)})
 	require.NoError(t, err)
 	provision := func(networking domain.Networking) ports.Sandbox {

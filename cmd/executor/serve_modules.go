@@ -67,8 +67,8 @@ func newStore(lc fx.Lifecycle, cfg config.Config) *lazyStore {
 }
 
 // providerModule provides the sandbox backend SANDGATE_BACKEND names (config
-// refuses any other). Gate tokens are revoked through the store before a
-// reap.
+// refuses any other). Its gate tokens are the store's: the provider mints
+// them and revokes them before a reap (the one owner of revoke-before-reap).
 var providerModule = fx.Module("provider", fx.Provide(newProvider))
 
 func newProvider(cfg config.Config, log *slog.Logger, store ports.TokenStore) (ports.Provider, error) {
@@ -79,12 +79,12 @@ func newProvider(cfg config.Config, log *slog.Logger, store ports.TokenStore) (p
 			log.Warn("SANDGATE_K8S_SECCOMP_PROFILE is unset: sandboxes run the runtime's default seccomp profile, " +
 				"which may leave socket families the firewall does not govern (AF_VSOCK) open (docs/SECURITY.md)")
 		}
-		return kubernetes.NewFromKubeconfig(cfg.Kubeconfig, kubernetes.Options{Logger: log, Revoker: store,
+		return kubernetes.NewFromKubeconfig(cfg.Kubeconfig, kubernetes.Options{Logger: log, Tokens: store,
 			Namespace: cfg.K8sNamespace, NetsetupImage: cfg.NetsetupImage, SeccompProfile: cfg.K8sSeccompProfile})
 	}
 	// NewFromEnv only builds the client; the daemon is first dialled by a
 	// request (or /readyz).
-	return docker.NewFromEnv(docker.Options{Logger: log, Revoker: store, GateNetwork: cfg.GateNetwork,
+	return docker.NewFromEnv(docker.Options{Logger: log, Tokens: store, GateNetwork: cfg.GateNetwork,
 		Labels: cfg.DockerLabels})
 }
 

@@ -24,9 +24,11 @@ import (
 )
 
 // liveProvider is a ports.Provider without Docker whose sessions exist: a
-// provision mints the gate token like a real provider (Generate, Persist),
-// so the gate endpoints can be driven with it.
+// provision mints the gate token like a real provider (Generate, Persist,
+// through the store it is wired with), and a reap revokes it, so the gate
+// endpoints can be driven with it.
 type liveProvider struct {
+	issuer ports.GateTokenIssuer // set by module: the executor's store
 	mu     sync.Mutex
 	ids    map[domain.ID]bool
 	tokens map[domain.ID]string
@@ -40,13 +42,16 @@ func newLiveProvider() *liveProvider {
 }
 
 func (p *liveProvider) module() fx.Option {
-	return fx.Module("provider", fx.Provide(func() ports.Provider { return p }))
+	return fx.Module("provider", fx.Provide(func(store ports.TokenStore) ports.Provider {
+		p.issuer = store
+		return p
+	}))
 }
 
 func (p *liveProvider) Provision(ctx context.Context, spec sandbox.Spec) (ports.Sandbox, error) {
 	if spec.Gate != nil {
-		tok := spec.Gate.TokenMinter.Generate()
-		if err := spec.Gate.TokenMinter.Persist(ctx, spec.SessionID, tok); err != nil {
+		tok := p.issuer.Generate()
+		if err := p.issuer.Persist(ctx, spec.SessionID, tok); err != nil {
 			return nil, err
 		}
 		p.mu.Lock()
@@ -79,7 +84,10 @@ func (p *liveProvider) Owned(context.Context) ([]domain.ID, error) {
 	return out, nil
 }
 
-func (p *liveProvider) Reap(_ context.Context, sid domain.ID) error {
+func (p *liveProvider) Reap(ctx context.Context, sid domain.ID) error {
+	if err := p.issuer.Revoke(ctx, sid); err != nil {
+		return err
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.ids, sid)

@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"context"
 	"fmt"
 	"maps"
 
@@ -39,9 +38,8 @@ type Defaults struct {
 // limited one without credentials runs ungated under the backend's own
 // fail-closed containment.
 //
-// The returned GateSpec has no TokenMinter and the Spec no
-// GateTokenRevoker: they are the store's, which this pure package does not
-// hold; the caller sets both. Errors wrap ErrInvalidRequest (or
+// The Spec is a plain value: the gate's token is minted by the provider
+// (its ports.GateTokenIssuer). Errors wrap ErrInvalidRequest (or
 // domain.ErrInvalidID) and name the field.
 func BuildSpec(sid domain.ID, req SessionRequest, d Defaults) (sandbox.Spec, session.Session, error) {
 	if err := domain.ValidateSessionID(sid); err != nil {
@@ -95,28 +93,14 @@ func BuildSpec(sid domain.ID, req SessionRequest, d Defaults) (sandbox.Spec, ses
 // resolve runs the providers' own validation (sandbox.ResolveSpec: the image
 // reference, the configured hardening and gate) now, so a request the
 // provider would refuse is answered as invalid rather than as a backend
-// failure, and returns the spec with its defaults applied. The token minter
-// ResolveSpec requires is the caller's to set, so a stand-in satisfies it.
+// failure, and returns the spec with its defaults applied.
 func resolve(spec sandbox.Spec) (sandbox.Spec, error) {
-	check := spec
-	if spec.Gate != nil {
-		g := *spec.Gate
-		g.TokenMinter = standInMinter{}
-		check.Gate = &g
-	}
-	resolved, err := sandbox.ResolveSpec(check)
+	resolved, err := sandbox.ResolveSpec(spec)
 	if err != nil {
 		return sandbox.Spec{}, fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
-	resolved.Gate = spec.Gate
 	return resolved, nil
 }
-
-// standInMinter only satisfies ResolveSpec's check; it is never called.
-type standInMinter struct{}
-
-func (standInMinter) Generate() string                                 { return "" }
-func (standInMinter) Persist(context.Context, domain.ID, string) error { return nil }
 
 // gateEnvFree refuses a gated session's variable that the gate pairing sets:
 // the provider would silently replace it.

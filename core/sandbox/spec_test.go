@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -9,11 +8,6 @@ import (
 
 	"github.com/sandgate/sandgate/core/domain"
 )
-
-type nopMinter struct{}
-
-func (nopMinter) Generate() string                                 { return "sgt_x" }
-func (nopMinter) Persist(context.Context, domain.ID, string) error { return nil }
 
 func validSpec() Spec {
 	return Spec{SessionID: "ses_abc", Image: "debian:bookworm"}
@@ -31,7 +25,7 @@ func TestResolveSpecDefaults(t *testing.T) {
 	in.Networking = domain.Networking{Type: domain.NetLimited}
 	in.Env = map[string]string{"PATH": "/x", "TOKEN": "sgph_1 $x"}
 	in.Hardening = Hardening{RunAsUser: i64(1000), CapDrop: []string{"ALL"}}
-	in.Gate = &GateSpec{Image: "sandgate-gate:dev", ControlplaneURL: "http://127.0.0.1:7070", TokenMinter: nopMinter{}}
+	in.Gate = &GateSpec{Image: "sandgate-gate:dev", ControlplaneURL: "http://127.0.0.1:7070"}
 	s, err = ResolveSpec(in)
 	require.NoError(t, err)
 	require.Equal(t, in, s)
@@ -40,7 +34,7 @@ func TestResolveSpecDefaults(t *testing.T) {
 func TestResolveSpecRejects(t *testing.T) {
 	t.Parallel()
 	gate := func(g GateSpec) func(*Spec) { return func(s *Spec) { s.Gate = &g } }
-	okGate := GateSpec{Image: "g:1", ControlplaneURL: "http://127.0.0.1:7070", TokenMinter: nopMinter{}}
+	okGate := GateSpec{Image: "g:1", ControlplaneURL: "http://127.0.0.1:7070"}
 	for _, tc := range []struct {
 		name string
 		mut  func(*Spec)
@@ -65,10 +59,9 @@ func TestResolveSpecRejects(t *testing.T) {
 		{"bad networking", func(s *Spec) { s.Networking.Type = "wide" }, "networking.type"},
 		{"bad hardening", func(s *Spec) { s.Hardening.PidsLimit = -1 }, "pids_limit"},
 		{"gated gate uid", func(s *Spec) { s.Hardening.RunAsUser = i64(DefaultGateUID); s.Gate = &okGate }, "gate's uid"},
-		{"gate no image", gate(GateSpec{ControlplaneURL: "http://x", TokenMinter: nopMinter{}}), "gate.image"},
-		{"gate bad url", gate(GateSpec{Image: "g", ControlplaneURL: "ftp://x", TokenMinter: nopMinter{}}), "controlplane_url"},
-		{"gate relative url", gate(GateSpec{Image: "g", ControlplaneURL: "/internal", TokenMinter: nopMinter{}}), "controlplane_url"},
-		{"gate no minter", gate(GateSpec{Image: "g", ControlplaneURL: "http://x"}), "token_minter"},
+		{"gate no image", gate(GateSpec{ControlplaneURL: "http://x"}), "gate.image"},
+		{"gate bad url", gate(GateSpec{Image: "g", ControlplaneURL: "ftp://x"}), "controlplane_url"},
+		{"gate relative url", gate(GateSpec{Image: "g", ControlplaneURL: "/internal"}), "controlplane_url"},
 	} {
 		s := validSpec()
 		tc.mut(&s)
@@ -84,7 +77,7 @@ func TestDecideAdoption(t *testing.T) {
 	limited := ungated
 	limited.Networking = domain.Networking{Type: domain.NetLimited}
 	gated := ungated
-	gated.Gate = &GateSpec{Image: "g", ControlplaneURL: "http://x", TokenMinter: nopMinter{}}
+	gated.Gate = &GateSpec{Image: "g", ControlplaneURL: "http://x"}
 
 	same := Observed{Image: ungated.Image, Workdir: DefaultWorkdir, Net: NetShapeOpen}
 	for _, tc := range []struct {

@@ -7,7 +7,6 @@
 package sandbox
 
 import (
-	"context"
 	"time"
 
 	"github.com/sandgate/sandgate/core/domain"
@@ -37,12 +36,9 @@ type Spec struct {
 	// none. Bound at create like Env.
 	Hardening Hardening
 	// Gate, when non-nil, pairs the sandbox with a per-session egress gate that
-	// owns its network namespace.
+	// owns its network namespace. Its token is the provider's to mint (its
+	// ports.GateTokenIssuer): a Spec is a plain value and carries no port.
 	Gate *GateSpec
-	// GateTokenRevoker revokes the session's gate token when a provision
-	// dismantles a gate without replacing it (gated→ungated reshape) and
-	// before Reap removes anything. nil skips revocation.
-	GateTokenRevoker GateTokenRevoker
 }
 
 // GateSpec configures the egress gate of a gated sandbox.
@@ -51,32 +47,11 @@ type GateSpec struct {
 	Image string
 	// ControlplaneURL is where the gate fetches its per-session config.
 	ControlplaneURL string
-	// TokenMinter mints the gate's per-session token: generated in memory
-	// before the create, persisted only once this provider has won it, so an
-	// adoption never revokes the token a running gate uses. Required.
-	TokenMinter GateTokenMinter
 	// OTelEndpoint and OTelInsecure hand the deployment's OTLP collector to
 	// the gate, which does not inherit the executor's environment. Empty
 	// means no exporter.
 	OTelEndpoint string
 	OTelInsecure bool
-}
-
-// GateTokenMinter mints gate tokens in two steps (C-GATE-2).
-type GateTokenMinter interface {
-	// Generate returns a fresh gate token in memory, with no durable effect.
-	Generate() string
-	// Persist records token as sessionID's live gate token (by hash),
-	// revoking the previous one. The provider calls it only after creating
-	// the gate with that token. It returns the store's error unchanged.
-	Persist(ctx context.Context, sessionID domain.ID, token string) error
-}
-
-// GateTokenRevoker revokes a session's live gate token.
-type GateTokenRevoker interface {
-	// Revoke makes the session's token fail authentication at once. Revoking
-	// a session with no token is not an error.
-	Revoke(ctx context.Context, sessionID domain.ID) error
 }
 
 // ExecRequest is one command to run with `/bin/bash -c` in the workdir.

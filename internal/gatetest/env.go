@@ -64,7 +64,7 @@ type Env struct {
 
 	tmp    string
 	ca     testCA
-	minter *recordingMinter
+	tokens *recordingTokens
 
 	gateOnce  sync.Once
 	gateImage string
@@ -87,8 +87,8 @@ func New(t *testing.T) *Env {
 	e.startControlPlane(t)
 	e.startCollector(t)
 	e.startOrigin(t)
-	e.minter = &recordingMinter{store: e.Store}
-	e.Provider = docker.New(cli, docker.Options{Labels: e.Labels, GateNetwork: e.Network, Revoker: e.Store,
+	e.tokens = &recordingTokens{Store: e.Store}
+	e.Provider = docker.New(cli, docker.Options{Labels: e.Labels, GateNetwork: e.Network, Tokens: e.tokens,
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil))})
 	return e
 }
@@ -102,7 +102,7 @@ func (e *Env) OriginCACommonName() string { return testCACommonName }
 
 // Tokens returns every gate token the provider minted so far (for the
 // rows asserting that no token leaks).
-func (e *Env) Tokens() []string { return e.minter.all() }
+func (e *Env) Tokens() []string { return e.tokens.all() }
 
 func ctxFor(t *testing.T) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(t.Context(), setupTimeout)

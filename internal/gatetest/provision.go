@@ -60,7 +60,7 @@ func (e *Env) ProvisionWith(t *testing.T, gateImage string, networking domain.Ne
 		env[c.Name] = egress.Placeholder(sid, c.Name)
 	}
 	spec := sandbox.Spec{SessionID: sid, Image: e.SandboxImage, Networking: networking, Env: env,
-		Gate: &sandbox.GateSpec{Image: gateImage, ControlplaneURL: e.ControlplaneURL, TokenMinter: e.minter,
+		Gate: &sandbox.GateSpec{Image: gateImage, ControlplaneURL: e.ControlplaneURL,
 			OTelEndpoint: e.Collector.Endpoint, OTelInsecure: true}}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
@@ -151,27 +151,24 @@ func (e *Env) GateLogs(t *testing.T, sid domain.ID) string {
 	return e.logs(t, sandbox.DockerGateName(sid.String()))
 }
 
-// recordingMinter is the store's minter that remembers every token it
-// generated, so a row can assert that none appears where it must not.
-type recordingMinter struct {
-	store *tokenstore.Store
-	mu    sync.Mutex
-	seen  []string
+// recordingTokens are the store's gate tokens (the provider's
+// ports.GateTokenIssuer), remembering every token generated, so a row can
+// assert that none appears where it must not.
+type recordingTokens struct {
+	*tokenstore.Store
+	mu   sync.Mutex
+	seen []string
 }
 
-func (m *recordingMinter) Generate() string {
-	tok := m.store.Generate()
+func (m *recordingTokens) Generate() string {
+	tok := m.Store.Generate()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.seen = append(m.seen, tok)
 	return tok
 }
 
-func (m *recordingMinter) Persist(ctx context.Context, sid domain.ID, token string) error {
-	return m.store.Persist(ctx, sid, token)
-}
-
-func (m *recordingMinter) all() []string {
+func (m *recordingTokens) all() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]string(nil), m.seen...)

@@ -73,10 +73,11 @@ type Harness struct {
 	Caps Capabilities
 	// NewSessionID mints the rows' session ids. Default domain.NewID("ses").
 	NewSessionID func() domain.ID
-	// WithRevoker returns a provider on the same endpoint (with the same
-	// test labels) whose Reap revokes through r (C-REAP-1). Required: every
-	// backend can be built with a revoker.
-	WithRevoker func(r ports.GateTokenRevoker) ports.Provider
+	// WithTokens returns a provider on the same endpoint (with the same
+	// test labels) built with tk as its gate tokens (nil: none): it mints
+	// through tk and its Reap revokes through tk (C-GATE-2, C-REAP-1).
+	// Required: every backend is built with its gate tokens.
+	WithTokens func(tk ports.GateTokenIssuer) ports.Provider
 	// Stop stops the session's running sandbox without removing it (Docker:
 	// container stop). Required when Caps.StopsSandboxes.
 	Stop func(ctx context.Context, sid domain.ID) error
@@ -264,8 +265,11 @@ func newSuite(h Harness) (*suite, error) {
 	if h.NonRootImage == "" {
 		missing = append(missing, "NonRootImage")
 	}
-	if h.WithRevoker == nil {
-		missing = append(missing, "WithRevoker")
+	if h.WithTokens == nil {
+		missing = append(missing, "WithTokens")
+	}
+	if h.Gated != nil && h.Gated.Tokens == nil {
+		missing = append(missing, "Gated.Tokens")
 	}
 	if h.Foreign == nil {
 		missing = append(missing, "Foreign")

@@ -120,7 +120,7 @@ func TestNewSuiteNamesMissingFields(t *testing.T) {
 	t.Parallel()
 	_, err := newSuite(Harness{Caps: Capabilities{StopsSandboxes: true}})
 	require.Error(t, err)
-	for _, f := range []string{"Provider", "Image", "NonRootImage", "WithRevoker", "Foreign", "Stop"} {
+	for _, f := range []string{"Provider", "Image", "NonRootImage", "WithTokens", "Foreign", "Stop"} {
 		require.ErrorContains(t, err, f)
 	}
 }

@@ -19,8 +19,12 @@ import (
 type GatedHarness struct {
 	// Gate registers sid with the control plane as a limited session that
 	// allows Origin (and nothing else) and returns the GateSpec to provision
-	// it with. Its TokenMinter persists into that control plane.
+	// it with.
 	Gate func(t *testing.T, sid domain.ID) *sandbox.GateSpec
+	// Tokens are that control plane's gate tokens. Harness.Provider must be
+	// built with them; the rows that count mints and revokes wrap them
+	// (Harness.WithTokens). Required.
+	Tokens ports.GateTokenIssuer
 	// Origin is "ip:port" of a plain HTTP origin the test started, which
 	// answers GET / with 200 and a body containing OriginBody.
 	Origin     string
@@ -79,12 +83,9 @@ func gateRows() []row {
 		}},
 		{"C-GATE-2/adoption-mints-nothing", func(t *testing.T, s *suite) {
 			spec, sb := s.gated(t)
-			m := &countingMinter{inner: spec.Gate.TokenMinter}
-			again := spec
-			g := *spec.Gate
-			g.TokenMinter = m
-			again.Gate = &g
-			adopted := s.provision(t, again)
+			m := &recordingTokens{inner: s.h.Gated.Tokens}
+			adopted, err := s.h.WithTokens(m).Provision(ctx(t), spec)
+			require.NoError(t, err)
 			require.Equal(t, sb.ID(), adopted.ID())
 			require.Zero(t, m.generated.Load(), "no token generated on adoption")
 			require.Zero(t, m.persisted.Load(), "no token persisted on adoption")
@@ -92,11 +93,11 @@ func gateRows() []row {
 		{"C-GATE-2/create-mints-once", func(t *testing.T, s *suite) {
 			needCap(t, s.h.Gated != nil, "Gated", "no gate harness")
 			spec := s.spec(t)
-			g := *s.h.Gated.Gate(t, spec.SessionID)
-			m := &countingMinter{inner: g.TokenMinter}
-			g.TokenMinter = m
-			spec.Gate = &g
-			s.provision(t, spec)
+			spec.Gate = s.h.Gated.Gate(t, spec.SessionID)
+			m := &recordingTokens{inner: s.h.Gated.Tokens}
+			sb, err := s.h.WithTokens(m).Provision(ctx(t), spec)
+			require.NoError(t, err)
+			require.NotNil(t, sb)
 			require.Equal(t, int32(1), m.generated.Load())
 			require.Equal(t, int32(1), m.persisted.Load())
 		}},
@@ -106,12 +107,13 @@ func gateRows() []row {
 			const marker = "/tmp/sandgate-reshape-marker"
 			spec, sb := s.gated(t)
 			require.NoError(t, sb.WriteFile(ctx(t), marker, []byte("gated")))
-			rev := &recordingRevoker{}
+			rev := &recordingTokens{inner: s.h.Gated.Tokens}
 			ungated := spec
-			ungated.Gate, ungated.GateTokenRevoker = nil, rev
-			open := s.provision(t, ungated)
+			ungated.Gate = nil
+			open, err := s.h.WithTokens(rev).Provision(ctx(t), ungated)
+			require.NoError(t, err)
 			require.NotContains(t, sh(t, open, "cat "+marker+" 2>/dev/null || echo absent"), "gated", "rebuilt, not adopted")
-			require.Equal(t, []domain.ID{spec.SessionID}, rev.ids, "gated→ungated revokes first")
+			require.Equal(t, []domain.ID{spec.SessionID}, rev.calls(), "gated→ungated revokes first")
 			require.NotContains(t, sh(t, open, "env"), "HTTP_PROXY=")
 			require.NoError(t, open.WriteFile(ctx(t), marker, []byte("open")))
 			regated := s.provision(t, spec)

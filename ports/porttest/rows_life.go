@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -79,13 +78,13 @@ func lifeRows() []row {
 		{"C-REAP-1/revoker-called-first", func(t *testing.T, s *suite) {
 			spec := s.spec(t)
 			s.provision(t, spec)
-			r := &recordingRevoker{check: func(c context.Context, id domain.ID) error {
+			r := &recordingTokens{check: func(c context.Context, id domain.ID) error {
 				_, err := s.h.Provider.Attach(c, id)
 				return err
 			}}
-			p := s.h.WithRevoker(r)
+			p := s.h.WithTokens(r)
 			require.NoError(t, p.Reap(ctx(t), spec.SessionID))
-			require.Equal(t, []domain.ID{spec.SessionID}, r.calls())
+			require.Equal(t, []domain.ID{spec.SessionID}, r.calls(), "one revoke per Reap")
 			require.NoError(t, r.checked(), "the sandbox must still exist when the token is revoked")
 			s.requireAbsent(t, spec.SessionID)
 		}},
@@ -94,8 +93,8 @@ func lifeRows() []row {
 			sb := s.provision(t, spec)
 			sh(t, sb, "echo kept > /workspace/kept")
 			errRevoke := errors.New("porttest: revoke refused")
-			r := &recordingRevoker{fail: errRevoke}
-			require.ErrorIs(t, s.h.WithRevoker(r).Reap(ctx(t), spec.SessionID), errRevoke)
+			r := &recordingTokens{fail: errRevoke}
+			require.ErrorIs(t, s.h.WithTokens(r).Reap(ctx(t), spec.SessionID), errRevoke)
 			att, err := s.h.Provider.Attach(ctx(t), spec.SessionID)
 			require.NoError(t, err, "a failed revoke must remove nothing")
 			require.Equal(t, sb.ID(), att.ID())
@@ -138,42 +137,3 @@ func requireGoneHandle(t *testing.T, sb ports.Sandbox) {
 	requireNotFound(t, sb.WriteFileStream(c, "/workspace/x", bytes.NewReader([]byte("x")), 1), "WriteFileStream")
 	requireNotFound(t, sb.WriteFiles(c, []sandbox.FileWrite{{Path: "/workspace/x", Data: []byte("x")}}), "WriteFiles")
 }
-
-// recordingRevoker is a GateTokenRevoker that records its calls, runs check
-// (whose error it keeps) and fails with fail when set.
-type recordingRevoker struct {
-	check func(context.Context, domain.ID) error
-	fail  error
-
-	mu       sync.Mutex
-	ids      []domain.ID
-	checkErr error
-}
-
-func (r *recordingRevoker) Revoke(c context.Context, id domain.ID) error {
-	var err error
-	if r.check != nil {
-		err = r.check(c, id)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.ids = append(r.ids, id)
-	if err != nil && r.checkErr == nil {
-		r.checkErr = err
-	}
-	return r.fail
-}
-
-func (r *recordingRevoker) calls() []domain.ID {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]domain.ID(nil), r.ids...)
-}
-
-func (r *recordingRevoker) checked() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.checkErr
-}
-
-var _ ports.GateTokenRevoker = (*recordingRevoker)(nil)

@@ -200,7 +200,7 @@ func provRows() []row {
 			kept := []string{"/workspace/" + sandbox.TempPrefix + "00000000000000ff", // live: fresh
 				"/workspace/" + sandbox.TempPrefix + "notours"} // old, but not our name
 			sh(t, sb, "touch -d '-1 hour' "+q(stale[0])+" "+q(stale[1])+" "+q(kept[1])+" && : >"+q(kept[0]))
-			again, err := s.h.WithRevoker(nil).Provision(ctx(t), spec)
+			again, err := s.h.WithTokens(nil).Provision(ctx(t), spec)
 			require.NoError(t, err)
 			require.Equal(t, sb.ID(), again.ID(), "the new provider adopts the sandbox")
 			for _, p := range stale {

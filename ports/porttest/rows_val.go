@@ -2,15 +2,14 @@ package porttest
 
 import (
 	"bytes"
-	"context"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/ports"
 )
 
 // valRows: validation before side effects (CONTRACT §1).
@@ -58,12 +57,21 @@ func valRows() []row {
 		{"C-VAL-1/gated-as-gate-uid", func(t *testing.T, s *suite) {
 			spec := s.spec(t)
 			uid := int64(sandbox.DefaultGateUID)
-			minter := &countingMinter{}
+			tokens := &recordingTokens{}
 			spec.Hardening.RunAsUser = &uid
-			spec.Gate = &sandbox.GateSpec{Image: s.h.Image, ControlplaneURL: "http://127.0.0.1:9", TokenMinter: minter}
-			refused(t, s, spec, "run_as_user")
-			require.Zero(t, minter.generated.Load(), "a token was generated for a refused spec")
-			require.Zero(t, minter.persisted.Load(), "a token was persisted for a refused spec")
+			spec.Gate = &sandbox.GateSpec{Image: s.h.Image, ControlplaneURL: "http://127.0.0.1:9"}
+			refusedBy(t, s.h.WithTokens(tokens), spec, "run_as_user")
+			require.Zero(t, tokens.generated.Load(), "a token was generated for a refused spec")
+			require.Zero(t, tokens.persisted.Load(), "a token was persisted for a refused spec")
+			s.requireAbsent(t, spec.SessionID)
+		}},
+		{"C-VAL-1/gated-without-tokens", func(t *testing.T, s *suite) {
+			// The gate's token is minted by the provider's own gate tokens
+			// (its options), not by the Spec: without them a gated spec is
+			// refused before anything is created.
+			spec := s.spec(t)
+			spec.Gate = &sandbox.GateSpec{Image: s.h.Image, ControlplaneURL: "http://127.0.0.1:9"}
+			refusedBy(t, s.h.WithTokens(nil), spec, "gate")
 			s.requireAbsent(t, spec.SessionID)
 		}},
 		{"C-VAL-1/bad-workdir", func(t *testing.T, s *suite) {
@@ -105,7 +113,13 @@ func valRows() []row {
 // a nil handle.
 func refused(t *testing.T, s *suite, spec sandbox.Spec, field string) {
 	t.Helper()
-	sb, err := s.h.Provider.Provision(ctx(t), spec)
+	refusedBy(t, s.h.Provider, spec, field)
+}
+
+// refusedBy is refused on provider p.
+func refusedBy(t *testing.T, p ports.Provider, spec sandbox.Spec, field string) {
+	t.Helper()
+	sb, err := p.Provision(ctx(t), spec)
 	require.Error(t, err, "spec %+v must be refused", spec)
 	require.Contains(t, strings.ToLower(err.Error()), field, "the error must name the field")
 	requireNoHandle(t, sb, "a refused provision")
@@ -121,28 +135,4 @@ func parseEnv0(out string) map[string]string {
 		}
 	}
 	return m
-}
-
-// countingMinter is a GateTokenMinter that counts its calls and passes them
-// to inner when set (the validation rows require it never to be called; the
-// gated rows count a real minter's calls).
-type countingMinter struct {
-	inner                sandbox.GateTokenMinter
-	generated, persisted atomic.Int32
-}
-
-func (m *countingMinter) Generate() string {
-	m.generated.Add(1)
-	if m.inner != nil {
-		return m.inner.Generate()
-	}
-	return sandbox.GateTokenPrefix + "porttest"
-}
-
-func (m *countingMinter) Persist(ctx context.Context, sid domain.ID, token string) error {
-	m.persisted.Add(1)
-	if m.inner != nil {
-		return m.inner.Persist(ctx, sid, token)
-	}
-	return nil
 }
