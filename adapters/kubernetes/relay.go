@@ -16,6 +16,10 @@ package kubernetes
 //     fds 3 and 4 (so nothing it starts inherits the exec's pipes), and with
 //     its own stderr on /dev/null meanwhile, so that bash's report of a
 //     child's signal death ("Killed") is not taken for the command's output.
+//     The wrapper alone also gets the exec's own stderr as fd 8, for its
+//     header line (core/sandbox.ExecWrapper), which therefore reaches the
+//     runtime even when the command kills the cats at once; the wrapper
+//     closes it before the command starts.
 //     The command runs as a job under job control (set -m), in a process
 //     group of its own that it leads: the core's deadline wrapper kills and
 //     probes the command by its group, and the exec's main process (this
@@ -49,7 +53,7 @@ exec 2> >(exec cat >&4 3>&- 4>&-)
 e=$!
 exec 9>&2 2>/dev/null
 set -m
-"$@" 2>&9 3>&- 4>&- 9>&- &
+"$@" 2>&9 8>&4 3>&- 4>&- 9>&- &
 set +m
 wait "$!"
 rc=$?
@@ -66,7 +70,10 @@ exit "$rc"
 // already in the pipes, short against the 5 s a straggling exec may take.
 const relayDrain = "0.5"
 
-// relayArgv runs argv under the relay.
+// relayArgv runs argv under the relay. argv gets the exec's own stderr as
+// fd 8 and must close it before it runs anything of the caller's, as the
+// core's wrapper (sandbox.ExecArgv) does: anything that kept it would hold
+// the exec open as a bare exec's straggler does.
 func relayArgv(argv []string) []string {
 	out := []string{"/bin/bash", "-c", "DRAIN=" + relayDrain + "\n" + relayScript, "sandgate-relay"}
 	return append(out, argv...)

@@ -53,7 +53,21 @@ func TestRelayLargeOutputWhole(t *testing.T) {
 
 func TestRelayStragglerDoesNotHold(t *testing.T) {
 	t.Parallel()
-	out, errs, code, took := runRelay(t, "sleep 6 & echo $! >&2; echo hi; exit 3")
+	// Under the wrapper, as Exec runs it: the wrapper closes the exec's own
+	// stderr (fd 8, for its header) before the command starts.
+	argv := relayArgv(sandbox.ExecArgv(sandbox.ExecRequest{Command: "sleep 6 & echo $! >&2; echo hi; exit 3"}, ""))
+	c := exec.Command(argv[0], argv[1:]...)
+	c.Stdin = lifelinePipe(t)
+	var outb, errb bytes.Buffer
+	c.Stdout, c.Stderr = &outb, &errb
+	start := time.Now()
+	err := c.Run()
+	took := time.Since(start)
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	code := ee.ExitCode()
+	out := outb.String()
+	_, errs, _ := strings.Cut(errb.String(), "\n") // the header
 	if pid, err := strconv.Atoi(strings.TrimSpace(errs)); err == nil {
 		_ = syscall.Kill(pid, syscall.SIGKILL) // the straggler outlives the relay by design, not the test
 	}

@@ -26,6 +26,10 @@ import (
 //     these first bytes are as trustworthy as the image's /bin/bash: they
 //     name the process group the adapter kills or probes from outside
 //     (KillGroupArgv, GroupProbeArgv). HeaderStripper removes the line again.
+//     A backend that relays stderr through a process the command can kill
+//     (the Kubernetes relay) hands W the exec's own stderr as fd 8: the
+//     header is written there, so a command that kills the relay cannot
+//     take the header with it; W closes fd 8 before anything else runs.
 //  3. enters WORKDIR when it is not empty (126 when it cannot).
 //  4. without a deadline (SECONDS 0), starts the lifeline watcher L
 //     (lifelineScript) as a forked subshell in a process group of its own
@@ -64,7 +68,8 @@ const ExecWrapper = `if [ "$0" = sandgate-exec ] && read -r s 2>/dev/null </proc
 	[ "${s%% *}" != "$$" ] && command -v setsid >/dev/null; then
 	exec setsid /bin/bash -c "$BASH_EXECUTION_STRING" sandgate-exec-leader "$@"
 fi
-printf '` + HeaderPrefix + `%s\n' "$$" >&2
+if ! { printf '` + HeaderPrefix + `%s\n' "$$" >&8; } 2>/dev/null; then printf '` + HeaderPrefix + `%s\n' "$$" >&2; fi
+exec 8>&-
 if [ -n "$2" ]; then
 	cd -- "$2" || exit 126
 	unset OLDPWD

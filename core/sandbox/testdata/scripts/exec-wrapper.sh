@@ -2,7 +2,8 @@ if [ "$0" = sandgate-exec ] && read -r s 2>/dev/null </proc/$$/stat && s=${s##*)
 	[ "${s%% *}" != "$$" ] && command -v setsid >/dev/null; then
 	exec setsid /bin/bash -c "$BASH_EXECUTION_STRING" sandgate-exec-leader "$@"
 fi
-printf 'sandgate-exec:%s\n' "$$" >&2
+if ! { printf 'sandgate-exec:%s\n' "$$" >&8; } 2>/dev/null; then printf 'sandgate-exec:%s\n' "$$" >&2; fi
+exec 8>&-
 if [ -n "$2" ]; then
 	cd -- "$2" || exit 126
 	unset OLDPWD
