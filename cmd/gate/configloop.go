@@ -14,7 +14,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // Retry cadence until the gate is first ready (B-3: provisioning waits for
@@ -105,12 +105,12 @@ func (f *httpFetcher) Fetch(ctx context.Context) ([]byte, outcome, error) {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 		return nil, failed, fmt.Errorf("config fetch: status %d", resp.StatusCode)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, gateconfig.MaxConfigBytes+1))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, gatewire.MaxConfigBytes+1))
 	switch {
 	case err != nil:
 		return nil, failed, fmt.Errorf("config fetch: reading the body: %w", err)
-	case len(body) > gateconfig.MaxConfigBytes:
-		return nil, failed, fmt.Errorf("config fetch: body over %d bytes", gateconfig.MaxConfigBytes)
+	case len(body) > gatewire.MaxConfigBytes:
+		return nil, failed, fmt.Errorf("config fetch: body over %d bytes", gatewire.MaxConfigBytes)
 	}
 	return body, fetched, nil
 }
@@ -183,7 +183,7 @@ func (l *loop) once(ctx context.Context) outcome {
 	if l.isReady && sum == l.last {
 		return fetched
 	}
-	cfg, err := gateconfig.Parse(body)
+	cfg, err := gatewire.Parse(body)
 	if err == nil {
 		err = l.proxy.SetConfig(cfg)
 	}
@@ -206,7 +206,7 @@ func (l *loop) once(ctx context.Context) outcome {
 
 // becomeReady writes the CA certificate, then says the gate is ready:
 // nothing may report ready before the sandbox can trust the CA.
-func (l *loop) becomeReady(cfg gateconfig.Config) error {
+func (l *loop) becomeReady(cfg gatewire.Config) error {
 	pem := l.proxy.CACertPEM()
 	if len(pem) == 0 {
 		return errors.New("the proxy has no CA certificate after a good config")

@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // answer is one response of the fake control plane.
@@ -288,8 +288,8 @@ func TestFetcherRefusals(t *testing.T) {
 		{"403 is not revocation", answer{403, nil}, failed},
 		{"500", answer{500, nil}, failed},
 		{"redirect not followed", answer{302, nil}, failed},
-		{"body over the limit", answer{200, make([]byte, gateconfig.MaxConfigBytes+1)}, failed},
-		{"body at the limit", answer{200, make([]byte, gateconfig.MaxConfigBytes)}, fetched},
+		{"body over the limit", answer{200, make([]byte, gatewire.MaxConfigBytes+1)}, failed},
+		{"body at the limit", answer{200, make([]byte, gatewire.MaxConfigBytes)}, fetched},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // maxReportInterval caps the time between verdict reports. Reports follow
@@ -27,7 +27,7 @@ type reporter interface {
 	// Report sends r and classifies the answer like a fetch: fetched (the
 	// control plane took it), revoked (401) or failed. err never contains
 	// the token.
-	Report(ctx context.Context, r gateconfig.Report) (outcome, error)
+	Report(ctx context.Context, r gatewire.Report) (outcome, error)
 }
 
 // httpReporter POSTs reports with the gate token on the fetcher's kind of
@@ -41,7 +41,7 @@ func newHTTPReporter(url, token string) *httpReporter {
 	return &httpReporter{url: url, token: token, client: controlPlaneClient()}
 }
 
-func (h *httpReporter) Report(ctx context.Context, r gateconfig.Report) (outcome, error) {
+func (h *httpReporter) Report(ctx context.Context, r gatewire.Report) (outcome, error) {
 	body, err := json.Marshal(r)
 	if err != nil {
 		return failed, fmt.Errorf("verdict report: %w", err)
@@ -72,7 +72,7 @@ func (h *httpReporter) Report(ctx context.Context, r gateconfig.Report) (outcome
 // so memory stays bounded however long the control plane is away); a 401
 // ends reporting, since the token will never be accepted again.
 type reportLoop struct {
-	tally    *gateconfig.Tally
+	tally    *gatewire.Tally
 	send     reporter
 	interval time.Duration
 	log      *slog.Logger
@@ -116,7 +116,7 @@ func (l *reportLoop) flush(ctx context.Context) {
 }
 
 // summary renders a report for a log line: "denied/not-allowed=2 …".
-func summary(r gateconfig.Report) string {
+func summary(r gatewire.Report) string {
 	parts := make([]string, 0, len(r.Verdicts))
 	for _, v := range r.Verdicts {
 		parts = append(parts, fmt.Sprintf("%s/%s=%d", v.Verdict, v.Reason, v.Count))

@@ -3,7 +3,7 @@ package egress
 import (
 	"slices"
 
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/session"
 )
 
@@ -17,23 +17,23 @@ import (
 //
 // It copies every slice: the result never aliases s. It does not validate:
 // the store validated the record when it was put, and the gate validates what
-// it receives (gateconfig.Parse) and keeps its last good config otherwise.
-func ConfigFor(s session.Session) gateconfig.Config {
+// it receives (gatewire.Parse) and keeps its last good config otherwise.
+func ConfigFor(s session.Session) gatewire.Config {
 	n := s.Networking.Normalize()
 	n.AllowedHosts = slices.Clone(n.AllowedHosts)
-	creds := make([]gateconfig.Credential, len(s.Credentials))
+	creds := make([]gatewire.Credential, len(s.Credentials))
 	for i, c := range s.Credentials {
-		locs := make([]gateconfig.Location, len(c.Locations))
+		locs := make([]gatewire.Location, len(c.Locations))
 		for j, l := range c.Locations {
-			locs[j] = gateconfig.Location(l)
+			locs[j] = gatewire.Location(l)
 		}
-		creds[i] = gateconfig.Credential{
+		creds[i] = gatewire.Credential{
 			ID:           c.ID,
 			Placeholder:  Placeholder(s.ID, c.Name),
-			Secret:       gateconfig.NewSecret(string(c.Secret)),
+			Secret:       gatewire.NewSecret(string(c.Secret)),
 			AllowedHosts: slices.Clone(c.AllowedHosts),
 			Locations:    locs,
 		}
 	}
-	return gateconfig.Config{Networking: n, Credentials: creds}
+	return gatewire.Config{Networking: n, Credentials: creds}
 }

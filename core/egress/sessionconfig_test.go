@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/session"
 )
 
@@ -28,14 +28,14 @@ func TestConfigFor(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		in   session.Session
-		want gateconfig.Config
+		want gatewire.Config
 	}{
 		{
 			name: "empty type reads as unrestricted",
 			in:   session.Session{ID: sid},
-			want: gateconfig.Config{
+			want: gatewire.Config{
 				Networking:  domain.Networking{Type: domain.NetUnrestricted},
-				Credentials: []gateconfig.Credential{},
+				Credentials: []gatewire.Credential{},
 			},
 		},
 		{
@@ -43,29 +43,29 @@ func TestConfigFor(t *testing.T) {
 			in: session.Session{ID: sid, Networking: domain.Networking{
 				Type: domain.NetLimited, AllowedHosts: []string{"example.com", "10.0.0.0/8"},
 			}},
-			want: gateconfig.Config{
+			want: gatewire.Config{
 				Networking:  domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"example.com", "10.0.0.0/8"}},
-				Credentials: []gateconfig.Credential{},
+				Credentials: []gatewire.Credential{},
 			},
 		},
 		{
 			name: "credentials in stored order",
 			in: session.Session{ID: sid, Networking: domain.Networking{Type: domain.NetUnrestricted},
 				Credentials: []session.Credential{gh, oa}},
-			want: gateconfig.Config{
+			want: gatewire.Config{
 				Networking: domain.Networking{Type: domain.NetUnrestricted},
-				Credentials: []gateconfig.Credential{
+				Credentials: []gatewire.Credential{
 					{
 						ID: "cred_gh", Placeholder: Placeholder(sid, "GITHUB_TOKEN"),
-						Secret:       gateconfig.NewSecret("ghp_secretvalue1"),
+						Secret:       gatewire.NewSecret("ghp_secretvalue1"),
 						AllowedHosts: []string{"api.github.com", "*.githubusercontent.com"},
-						Locations:    []gateconfig.Location{gateconfig.LocationHeaders},
+						Locations:    []gatewire.Location{gatewire.LocationHeaders},
 					},
 					{
 						ID: "cred_oa", Placeholder: Placeholder(sid, "OPENAI_KEY"),
-						Secret:       gateconfig.NewSecret("sk-secretvalue2"),
+						Secret:       gatewire.NewSecret("sk-secretvalue2"),
 						AllowedHosts: []string{"api.openai.com"},
-						Locations:    []gateconfig.Location{gateconfig.LocationHeaders, gateconfig.LocationBody},
+						Locations:    []gatewire.Location{gatewire.LocationHeaders, gatewire.LocationBody},
 					},
 				},
 			},
@@ -79,7 +79,7 @@ func TestConfigFor(t *testing.T) {
 			require.NoError(t, got.Validate())
 			body, err := json.Marshal(got)
 			require.NoError(t, err)
-			parsed, err := gateconfig.Parse(body)
+			parsed, err := gatewire.Parse(body)
 			require.NoError(t, err)
 			require.Equal(t, got, parsed)
 			// Stable across calls: a re-provisioned sandbox keeps its
