@@ -17,7 +17,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/sandgate/sandgate/core/egress"
 	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/ports"
@@ -53,7 +52,7 @@ type gateConfigHandler struct {
 // (gatewire.ConfigPath; every other path is 404). It authenticates the request's
 // `Authorization: Bearer <gate token>` (tokens.Authenticate), loads that
 // session's record (sessions.GetSession) and answers its gate config
-// (egress.ConfigFor) as JSON with Cache-Control: no-store, since the body
+// (session.ConfigFor) as JSON with Cache-Control: no-store, since the body
 // carries the session's secrets.
 //
 // A missing, malformed, unknown or revoked token, and a token whose session
@@ -123,7 +122,7 @@ func (h *gateConfigHandler) config(ctx context.Context, token string) (gatewire.
 	if err != nil {
 		return gatewire.Config{}, fmt.Errorf("session %s: %w", sid, err)
 	}
-	cfg := egress.ConfigFor(rec)
+	cfg := session.ConfigFor(rec)
 	// Validated here as well as at the gate, so a record the gate would
 	// refuse is reported where an operator can fix it.
 	if err := cfg.Validate(); err != nil {

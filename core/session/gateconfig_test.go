@@ -1,4 +1,4 @@
-package egress
+package session
 
 import (
 	"encoding/json"
@@ -8,31 +8,31 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/egress"
 	"github.com/sandgate/sandgate/core/gatewire"
-	"github.com/sandgate/sandgate/core/session"
 )
 
 func TestConfigFor(t *testing.T) {
 	t.Parallel()
 	const sid = domain.ID("ses_0123456789abcdefghjkmnpq")
-	gh := session.Credential{
+	gh := Credential{
 		ID: "cred_gh", Name: "GITHUB_TOKEN", Secret: "ghp_secretvalue1",
 		AllowedHosts: []string{"api.github.com", "*.githubusercontent.com"},
-		Locations:    []session.Location{session.LocationHeaders},
+		Locations:    []Location{LocationHeaders},
 	}
-	oa := session.Credential{
+	oa := Credential{
 		ID: "cred_oa", Name: "OPENAI_KEY", Secret: "sk-secretvalue2",
 		AllowedHosts: []string{"api.openai.com"},
-		Locations:    []session.Location{session.LocationHeaders, session.LocationBody},
+		Locations:    []Location{LocationHeaders, LocationBody},
 	}
 	for _, tc := range []struct {
 		name string
-		in   session.Session
+		in   Session
 		want gatewire.Config
 	}{
 		{
 			name: "empty type reads as unrestricted",
-			in:   session.Session{ID: sid},
+			in:   Session{ID: sid},
 			want: gatewire.Config{
 				Networking:  domain.Networking{Type: domain.NetUnrestricted},
 				Credentials: []gatewire.Credential{},
@@ -40,7 +40,7 @@ func TestConfigFor(t *testing.T) {
 		},
 		{
 			name: "limited with hosts and no credentials",
-			in: session.Session{ID: sid, Networking: domain.Networking{
+			in: Session{ID: sid, Networking: domain.Networking{
 				Type: domain.NetLimited, AllowedHosts: []string{"example.com", "10.0.0.0/8"},
 			}},
 			want: gatewire.Config{
@@ -50,19 +50,19 @@ func TestConfigFor(t *testing.T) {
 		},
 		{
 			name: "credentials in stored order",
-			in: session.Session{ID: sid, Networking: domain.Networking{Type: domain.NetUnrestricted},
-				Credentials: []session.Credential{gh, oa}},
+			in: Session{ID: sid, Networking: domain.Networking{Type: domain.NetUnrestricted},
+				Credentials: []Credential{gh, oa}},
 			want: gatewire.Config{
 				Networking: domain.Networking{Type: domain.NetUnrestricted},
 				Credentials: []gatewire.Credential{
 					{
-						ID: "cred_gh", Placeholder: Placeholder(sid, "GITHUB_TOKEN"),
+						ID: "cred_gh", Placeholder: egress.Placeholder(sid, "GITHUB_TOKEN"),
 						Secret:       gatewire.NewSecret("ghp_secretvalue1"),
 						AllowedHosts: []string{"api.github.com", "*.githubusercontent.com"},
 						Locations:    []gatewire.Location{gatewire.LocationHeaders},
 					},
 					{
-						ID: "cred_oa", Placeholder: Placeholder(sid, "OPENAI_KEY"),
+						ID: "cred_oa", Placeholder: egress.Placeholder(sid, "OPENAI_KEY"),
 						Secret:       gatewire.NewSecret("sk-secretvalue2"),
 						AllowedHosts: []string{"api.openai.com"},
 						Locations:    []gatewire.Location{gatewire.LocationHeaders, gatewire.LocationBody},
@@ -91,9 +91,9 @@ func TestConfigFor(t *testing.T) {
 
 func TestConfigForPlaceholderIsPinned(t *testing.T) {
 	t.Parallel()
-	s := session.Session{ID: "ses_abc", Credentials: []session.Credential{{
+	s := Session{ID: "ses_abc", Credentials: []Credential{{
 		ID: "c1", Name: "api-key", Secret: "secretvalue",
-		AllowedHosts: []string{"example.com"}, Locations: []session.Location{session.LocationBody},
+		AllowedHosts: []string{"example.com"}, Locations: []Location{LocationBody},
 	}}}
 	// The same value TestPlaceholder pins: the credential's name, not its
 	// id, feeds the derivation.
@@ -104,12 +104,12 @@ func TestConfigForPlaceholderIsPinned(t *testing.T) {
 
 func TestConfigForDoesNotAlias(t *testing.T) {
 	t.Parallel()
-	s := session.Session{
+	s := Session{
 		ID:         "ses_abc",
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"a.example"}},
-		Credentials: []session.Credential{{
+		Credentials: []Credential{{
 			ID: "c1", Name: "n", Secret: "secretvalue",
-			AllowedHosts: []string{"b.example"}, Locations: []session.Location{session.LocationHeaders},
+			AllowedHosts: []string{"b.example"}, Locations: []Location{LocationHeaders},
 		}},
 	}
 	got := ConfigFor(s)
@@ -121,9 +121,9 @@ func TestConfigForDoesNotAlias(t *testing.T) {
 
 func TestConfigForSecretRedacted(t *testing.T) {
 	t.Parallel()
-	s := session.Session{ID: "ses_abc", Credentials: []session.Credential{{
+	s := Session{ID: "ses_abc", Credentials: []Credential{{
 		ID: "c1", Name: "n", Secret: "topsecretvalue",
-		AllowedHosts: []string{"example.com"}, Locations: []session.Location{session.LocationHeaders},
+		AllowedHosts: []string{"example.com"}, Locations: []Location{LocationHeaders},
 	}}}
 	got := ConfigFor(s)
 	require.Equal(t, "topsecretvalue", got.Credentials[0].Secret.Reveal())
