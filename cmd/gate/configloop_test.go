@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/core/gatewire"
 )
 
@@ -109,7 +110,7 @@ func startLoop(t *testing.T, cp *controlPlane, interval time.Duration) *loopEnv 
 		ready:  make(chan struct{}), done: make(chan struct{}),
 	}
 	l := &loop{
-		fetch: newHTTPFetcher(cp.srv.URL+"/internal/v1/gate/config", testToken),
+		fetch: httpapi.NewGateConfigClient(cp.srv.URL+"/internal/v1/gate/config", testToken),
 		proxy: e.proxy, caFile: e.caFile, interval: interval, log: log,
 		firstRetry: time.Millisecond, maxRetry: 4 * time.Millisecond,
 		ready: func() {
@@ -259,7 +260,7 @@ func TestLoopCAFileUnwritable(t *testing.T) {
 	cp2 := newControlPlane(t, answer{200, configBody(t, "a.example")})
 	log, logs := testLogger(t)
 	l := &loop{
-		fetch: newHTTPFetcher(cp2.srv.URL+"/internal/v1/gate/config", testToken),
+		fetch: httpapi.NewGateConfigClient(cp2.srv.URL+"/internal/v1/gate/config", testToken),
 		proxy: newFakeProxy(&recorder{}), caFile: filepath.Join(t.TempDir(), "missing", "ca.pem"),
 		interval: time.Hour, log: log, firstRetry: time.Millisecond, maxRetry: time.Millisecond,
 	}
@@ -294,7 +295,7 @@ func TestFetcherRefusals(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			cp := newControlPlane(t, tc.a)
-			f := newHTTPFetcher(cp.srv.URL+"/internal/v1/gate/config", testToken)
+			f := httpapi.NewGateConfigClient(cp.srv.URL+"/internal/v1/gate/config", testToken)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			body, o, err := f.Fetch(ctx)
@@ -320,15 +321,8 @@ func TestFetcherDeadControlPlane(t *testing.T) {
 	cp.srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, o, err := newHTTPFetcher(url, testToken).Fetch(ctx)
+	_, o, err := httpapi.NewGateConfigClient(url, testToken).Fetch(ctx)
 	require.Equal(t, failed, o)
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), testToken)
-}
-
-func TestFetcherIgnoresProxyVariables(t *testing.T) {
-	t.Parallel()
-	tr, ok := newHTTPFetcher("http://x/", testToken).client.Transport.(*http.Transport)
-	require.True(t, ok)
-	require.Nil(t, tr.Proxy)
 }

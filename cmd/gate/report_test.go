@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/core/gatewire"
 )
 
@@ -118,7 +119,7 @@ func TestHTTPReporter(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	s := gatewire.Env{ControlPlane: srv.URL}
-	h := newHTTPReporter(s.ReportURL(), testToken)
+	h := httpapi.NewGateReportClient(s.ReportURL(), testToken)
 	for _, tt := range []struct {
 		status int
 		want   outcome

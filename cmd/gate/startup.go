@@ -12,6 +12,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/core/gatewire"
 )
 
@@ -151,7 +152,7 @@ func run(ctx context.Context, s gatewire.Env, d deps, p egressProxy, ln net.List
 	go func() { served <- p.Serve(ln) }()
 	f := d.fetcher
 	if f == nil {
-		f = newHTTPFetcher(s.ConfigURL(), s.Token)
+		f = httpapi.NewGateConfigClient(s.ConfigURL(), s.Token)
 	}
 	l := &loop{
 		fetch: f, proxy: p, caFile: s.CAFile, interval: s.FetchInterval,
@@ -159,7 +160,7 @@ func run(ctx context.Context, s gatewire.Env, d deps, p egressProxy, ln net.List
 	}
 	rep := d.reporter
 	if rep == nil {
-		rep = newHTTPReporter(s.ReportURL(), s.Token)
+		rep = httpapi.NewGateReportClient(s.ReportURL(), s.Token)
 	}
 	rl := &reportLoop{tally: tally, send: rep, interval: min(s.FetchInterval, maxReportInterval), log: d.log}
 	lctx, stopLoop := context.WithCancel(ctx)
