@@ -9,8 +9,8 @@ import (
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/executor"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
-	"github.com/sandgate/sandgate/core/session"
 )
 
 // counted rewires e as cmd/executor wires the executor — the Service and
@@ -50,7 +50,7 @@ func TestOneRevokePerReap(t *testing.T) {
 	dead := func(t *testing.T, e *env, token string) {
 		t.Helper()
 		_, err := e.store.Authenticate(ctx, token)
-		require.ErrorIs(t, err, session.ErrUnauthorized, "the token outlived the reap")
+		require.ErrorIs(t, err, gatewire.ErrUnauthorized, "the token outlived the reap")
 	}
 
 	t.Run("delete", func(t *testing.T) {

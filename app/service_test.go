@@ -17,6 +17,7 @@ import (
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
 	"github.com/sandgate/sandgate/core/executor"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/ports"
@@ -149,7 +150,7 @@ func TestDelete(t *testing.T) {
 
 	require.NoError(t, e.svc.Delete(ctx, sid, false))
 	_, err = e.store.Authenticate(ctx, token)
-	require.ErrorIs(t, err, session.ErrUnauthorized)
+	require.ErrorIs(t, err, gatewire.ErrUnauthorized)
 	_, err = e.store.GetSession(ctx, sid)
 	require.ErrorIs(t, err, session.ErrNotFound)
 	require.Equal(t, []domain.ID{sid}, e.prov.reaped)

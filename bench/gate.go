@@ -18,7 +18,7 @@ import (
 	"github.com/sandgate/sandgate/adapters/proxy"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // The gate rows run the proxy adapter in this process on loopback, against
@@ -39,7 +39,7 @@ type benchGate struct {
 	ln  net.Listener
 }
 
-func startGate(cfg gateconfig.Config, roots *x509.CertPool) (*benchGate, error) {
+func startGate(cfg gatewire.Config, roots *x509.CertPool) (*benchGate, error) {
 	p, err := proxy.New(proxy.Options{SessionID: "ses_bench0000000000000000000000", RootCAs: roots,
 		Resolve: func(context.Context, string) ([]netip.Addr, error) {
 			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
@@ -66,8 +66,8 @@ func (g *benchGate) close() {
 
 // loopbackPolicy admits the loopback origins (an exact IP opens the dial
 // floor for it, C-GW-5), with creds bound to them.
-func loopbackPolicy(creds ...gateconfig.Credential) gateconfig.Config {
-	return gateconfig.Config{Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"127.0.0.1:*"}}, // loopback origins on ephemeral ports
+func loopbackPolicy(creds ...gatewire.Credential) gatewire.Config {
+	return gatewire.Config{Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"127.0.0.1:*"}}, // loopback origins on ephemeral ports
 		Credentials: creds}
 }
 
@@ -211,9 +211,9 @@ func gateMITMRow(_ context.Context, e *env) (Row, error) {
 	defer origin.Close()
 	originRoots := x509.NewCertPool()
 	originRoots.AddCert(origin.Certificate())
-	cred := gateconfig.Credential{ID: "bench", Placeholder: egress.Placeholder("ses_bench0000000000000000000000", "k"),
-		Secret: gateconfig.NewSecret("s3cret-value"), AllowedHosts: []string{"127.0.0.1"},
-		Locations: []gateconfig.Location{gateconfig.LocationHeaders}}
+	cred := gatewire.Credential{ID: "bench", Placeholder: egress.Placeholder("ses_bench0000000000000000000000", "k"),
+		Secret: gatewire.NewSecret("s3cret-value"), AllowedHosts: []string{"127.0.0.1"},
+		Locations: []gatewire.Location{gatewire.LocationHeaders}}
 	g, err := startGate(loopbackPolicy(cred), originRoots)
 	if err != nil {
 		return Row{}, err

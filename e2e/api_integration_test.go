@@ -24,6 +24,7 @@ import (
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
 	"github.com/sandgate/sandgate/core/executor"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/internal/gatetest"
@@ -126,7 +127,7 @@ func TestAPIGatedSession(t *testing.T) {
 	_, err = c.Get(ctx, sid)
 	require.ErrorIs(t, err, sandbox.ErrNotFound)
 	_, err = env.Store.Authenticate(ctx, token)
-	require.ErrorIs(t, err, session.ErrUnauthorized, "the gate token is revoked with the session")
+	require.ErrorIs(t, err, gatewire.ErrUnauthorized, "the gate token is revoked with the session")
 }
 
 // TestAPIRefusesWithoutToken: the API is closed to a caller without the

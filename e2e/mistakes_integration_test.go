@@ -15,6 +15,7 @@ import (
 	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/executor"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/internal/gatetest"
 )
@@ -48,7 +49,7 @@ func TestAPIClientMistakes(t *testing.T) {
 	env := gatetest.New(t)
 	_, c := api(t, env)
 	ctx := ctxFor(t)
-	gateUID := env.BuildGateVariant(t, "gateuid", fmt.Sprintf("USER %d\n", sandbox.DefaultGateUID), nil, "debian:bookworm")
+	gateUID := env.BuildGateVariant(t, "gateuid", fmt.Sprintf("USER %d\n", gatewire.UID), nil, "debian:bookworm")
 	limited := domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{env.Origin.IPv4.String()}}
 
 	for _, tc := range []struct {

@@ -9,17 +9,17 @@ import (
 )
 
 // GateTokens mints, revokes and checks gate tokens (C-GATE-2, C-GATE-4).
-// Generate returns session.NewToken's shape: "sgt_" and 64 lower-case hex
+// Generate returns gatewire.NewToken's shape: "sgt_" and 64 lower-case hex
 // characters. Persist stores only the token's SHA-256 hex and replaces the
 // session's previous token, which stops authenticating at once (one live
 // token per session; concurrent Persists for one session leave exactly one).
-// Persist errors: domain.ErrInvalidID for a bad session id, session.
+// Persist errors: domain.ErrInvalidID for a bad session id, gatewire.
 // ErrInvalidToken for a malformed token (both before any query), the
 // store's. Revoke errors: domain.ErrInvalidID, the store's.
 type GateTokens interface {
 	GateTokenIssuer
 	// Authenticate returns the session whose live token this is.
-	// Errors: session.ErrUnauthorized for a malformed, unknown or revoked
+	// Errors: gatewire.ErrUnauthorized for a malformed, unknown or revoked
 	// token (a malformed one is refused before any query); the store's.
 	// No error text contains the token.
 	Authenticate(ctx context.Context, token string) (domain.ID, error)

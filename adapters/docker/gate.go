@@ -15,6 +15,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
 
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/ports"
 )
@@ -40,7 +41,7 @@ func gateConfig(spec sandbox.Spec, token string, opts Options) (*container.Confi
 	}
 	cfg := &container.Config{
 		Image:  spec.Gate.Image,
-		Env:    sandbox.GateContainerEnv(spec.SessionID.String(), *spec.Gate, token),
+		Env:    spec.Gate.Env(spec.SessionID, token).Environ(),
 		Labels: labels,
 		// Operators see the gate's health in `docker ps`; the provider does
 		// not wait for it (its first check runs only after an interval).
@@ -80,7 +81,7 @@ func gatedSandboxConfig(cfg *container.Config, host *container.HostConfig, gateI
 	}
 	cfg.Env = envList(merged)
 	host.NetworkMode = container.NetworkMode("container:" + gateID)
-	host.Mounts = append(host.Mounts, volumeAt(sandbox.SandboxCADir))
+	host.Mounts = append(host.Mounts, volumeAt(gatewire.SandboxCADir))
 }
 
 // createGated creates the gate, persists its token, waits for it to be
@@ -222,7 +223,7 @@ func (p *Provider) trustGate(ctx context.Context, sandboxID, gateID string) erro
 	if err != nil {
 		return fmt.Errorf("read the gate's CA certificate: %w", err)
 	}
-	system, err := p.readFile(ctx, sandboxID, sandbox.SystemCABundle, 16<<20)
+	system, err := p.readFile(ctx, sandboxID, gatewire.SystemCABundle, 16<<20)
 	if err != nil && !errors.Is(err, sandbox.ErrFileNotExist) {
 		return fmt.Errorf("read the image's CA bundle: %w", err)
 	}
@@ -231,7 +232,7 @@ func (p *Provider) trustGate(ctx context.Context, sandboxID, gateID string) erro
 	for _, f := range []struct {
 		path string
 		data []byte
-	}{{sandbox.SandboxCACert, ca}, {sandbox.SandboxCABundle, sandbox.CABundle(system, ca)}} {
+	}{{gatewire.SandboxCACert, ca}, {gatewire.SandboxCABundle, sandbox.CABundle(system, ca)}} {
 		hdr := &tar.Header{Name: path.Base(f.path), Mode: 0o644, Size: int64(len(f.data)), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return err
@@ -243,7 +244,7 @@ func (p *Provider) trustGate(ctx context.Context, sandboxID, gateID string) erro
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	if err := p.eng.CopyToContainer(ctx, sandboxID, sandbox.SandboxCADir, &archive, container.CopyToContainerOptions{}); err != nil {
+	if err := p.eng.CopyToContainer(ctx, sandboxID, gatewire.SandboxCADir, &archive, container.CopyToContainerOptions{}); err != nil {
 		return translate(err, "install the gate's CA")
 	}
 	return nil
@@ -255,14 +256,14 @@ func (p *Provider) trustGate(ctx context.Context, sandboxID, gateID string) erro
 func (p *Provider) gateCA(ctx context.Context, gateID string) ([]byte, error) {
 	out := sandbox.NewCapture(64 << 10)
 	probe := &handle{p: p, id: gateID, workdir: "/"}
-	code, stderr, err := probe.runScript(ctx, []string{"cat", sandbox.GateCAFile}, nil, out)
+	code, stderr, err := probe.runScript(ctx, []string{"cat", gatewire.CAFile}, nil, out)
 	switch {
 	case err != nil:
 		return nil, err
 	case code != 0:
-		return nil, fmt.Errorf("cat %s: exit %d: %s", sandbox.GateCAFile, code, strings.TrimSpace(stderr))
+		return nil, fmt.Errorf("cat %s: exit %d: %s", gatewire.CAFile, code, strings.TrimSpace(stderr))
 	case out.Truncated() || len(out.Bytes()) == 0:
-		return nil, fmt.Errorf("%s: empty or over 64 KiB", sandbox.GateCAFile)
+		return nil, fmt.Errorf("%s: empty or over 64 KiB", gatewire.CAFile)
 	}
 	return out.Bytes(), nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
 )
 
@@ -73,7 +74,7 @@ func gatedSpec(sid string) sandbox.Spec {
 func gatedFake() *fakeEngine {
 	f := newFakeEngine()
 	f.images["gate"] = true
-	f.files[sandbox.SystemCABundle] = []byte("ROOTS\n")
+	f.files[gatewire.SystemCABundle] = []byte("ROOTS\n")
 	f.onExec = gateExec
 	return f
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/internal/gatetest"
@@ -188,7 +189,7 @@ func (s *securitySuite) directRows(t *testing.T) {
 	require.Equal(t, before, s.countKind(t, "tcp"), "the origin accepted a direct connection")
 	require.Zero(t, s.countKind(t, "udp"), "the origin received a direct datagram")
 	t.Run("the gate's proxy port is the one way out", func(t *testing.T) {
-		require.Equal(t, 0, s.probe(t, s.limited, "tcp", sandbox.GateProxyAddr).ExitCode)
+		require.Equal(t, 0, s.probe(t, s.limited, "tcp", gatewire.ProxyAddr).ExitCode)
 	})
 }
 
@@ -251,7 +252,7 @@ func (s *securitySuite) privilegeRows(t *testing.T) {
 		})
 	}
 	t.Run("setuid to the gate uid", func(t *testing.T) {
-		res := s.probe(t, s.limited, "setuid", strconv.Itoa(sandbox.DefaultGateUID))
+		res := s.probe(t, s.limited, "setuid", strconv.Itoa(gatewire.UID))
 		requireRefused(t, res, "uid ")
 		require.Contains(t, res.Stdout, "operation not permitted")
 	})
@@ -341,10 +342,10 @@ func (s *securitySuite) credentialRows(t *testing.T) {
 func (s *securitySuite) sessionCAName(t *testing.T) string {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	data, err := s.limited.ReadFile(ctx, sandbox.SandboxCACert)
+	data, err := s.limited.ReadFile(ctx, gatewire.SandboxCACert)
 	require.NoError(t, err)
 	block, _ := pem.Decode(data)
-	require.NotNil(t, block, "no PEM in %s", sandbox.SandboxCACert)
+	require.NotNil(t, block, "no PEM in %s", gatewire.SandboxCACert)
 	cert, err := x509.ParseCertificate(block.Bytes)
 	require.NoError(t, err)
 	require.True(t, cert.IsCA)

@@ -13,10 +13,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
-// Chain is the firewall's own chain in the filter table of both families.
-const Chain = "SANDGATE-EGRESS"
+// Chain is the firewall's own chain in the filter table of both families:
+// the gate contract's name (gatewire.Chain), under a short local name.
+const Chain = gatewire.Chain
 
 const (
 	filter = "filter"

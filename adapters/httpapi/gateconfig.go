@@ -17,14 +17,10 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/sandgate/sandgate/core/egress"
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/ports"
 )
-
-// GateConfigPath is where the gate config endpoint is served (CONTRACT §0).
-const GateConfigPath = "/internal/v1/gate/config"
 
 // Error codes of the API's error shape.
 const (
@@ -37,13 +33,13 @@ const (
 // bearerScheme is the authentication scheme of the gate token. RFC 9110
 // §11.1 makes scheme names case-insensitive, so "bearer" is accepted too;
 // everything else is strict: exactly one space, then the token in its exact
-// shape (session.ValidateToken), nothing around it. Go's server already trims
+// shape (gatewire.ValidateToken), nothing around it. Go's server already trims
 // the field value's leading and trailing whitespace.
 const bearerScheme = "Bearer"
 
 // maxAuthorization bounds the header the handler looks at: the scheme, one
 // space and a token. Anything longer is refused before any parsing or query.
-const maxAuthorization = len(bearerScheme) + 1 + session.TokenLen
+const maxAuthorization = len(bearerScheme) + 1 + gatewire.TokenLen
 
 // gateConfigHandler serves one session's gate config to its gate.
 type gateConfigHandler struct {
@@ -53,10 +49,10 @@ type gateConfigHandler struct {
 }
 
 // NewGateConfigHandler returns the handler of GET /internal/v1/gate/config
-// (GateConfigPath; every other path is 404). It authenticates the request's
+// (gatewire.ConfigPath; every other path is 404). It authenticates the request's
 // `Authorization: Bearer <gate token>` (tokens.Authenticate), loads that
 // session's record (sessions.GetSession) and answers its gate config
-// (egress.ConfigFor) as JSON with Cache-Control: no-store, since the body
+// (session.ConfigFor) as JSON with Cache-Control: no-store, since the body
 // carries the session's secrets.
 //
 // A missing, malformed, unknown or revoked token, and a token whose session
@@ -64,14 +60,14 @@ type gateConfigHandler struct {
 // and stops fetching); another method 405; a store failure or a record that
 // does not make a valid config 500 "internal" with a fixed message, the cause
 // logged (never a token or a secret: the ports' errors carry neither, and
-// gateconfig redacts secrets). A nil log discards.
+// gatewire redacts secrets). A nil log discards.
 func NewGateConfigHandler(tokens ports.GateTokens, sessions ports.Sessions, log *slog.Logger) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	h := &gateConfigHandler{tokens: tokens, sessions: sessions, log: log}
 	mux := http.NewServeMux()
-	mux.Handle(GateConfigPath, h)
+	mux.Handle(gatewire.ConfigPath, h)
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "no such endpoint")
 	})
@@ -91,7 +87,7 @@ func (h *gateConfigHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	cfg, err := h.config(r.Context(), token)
 	switch {
-	case errors.Is(err, session.ErrUnauthorized):
+	case errors.Is(err, gatewire.ErrUnauthorized):
 		h.unauthorized(w, r, "unknown or revoked token")
 		return
 	case errors.Is(err, session.ErrNotFound):
@@ -103,8 +99,8 @@ func (h *gateConfigHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, err := json.Marshal(cfg)
-	if err == nil && len(body) > gateconfig.MaxConfigBytes {
-		err = errors.New("the config exceeds gateconfig.MaxConfigBytes")
+	if err == nil && len(body) > gatewire.MaxConfigBytes {
+		err = errors.New("the config exceeds gatewire.MaxConfigBytes")
 	}
 	if err != nil {
 		h.log.ErrorContext(r.Context(), "gate config failed", "err", err)
@@ -117,20 +113,20 @@ func (h *gateConfigHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // config authenticates token and builds its session's config. The session's
 // id is attached to every error (it is not a secret).
-func (h *gateConfigHandler) config(ctx context.Context, token string) (gateconfig.Config, error) {
+func (h *gateConfigHandler) config(ctx context.Context, token string) (gatewire.Config, error) {
 	sid, err := h.tokens.Authenticate(ctx, token)
 	if err != nil {
-		return gateconfig.Config{}, err
+		return gatewire.Config{}, err
 	}
 	rec, err := h.sessions.GetSession(ctx, sid)
 	if err != nil {
-		return gateconfig.Config{}, fmt.Errorf("session %s: %w", sid, err)
+		return gatewire.Config{}, fmt.Errorf("session %s: %w", sid, err)
 	}
-	cfg := egress.ConfigFor(rec)
+	cfg := session.ConfigFor(rec)
 	// Validated here as well as at the gate, so a record the gate would
 	// refuse is reported where an operator can fix it.
 	if err := cfg.Validate(); err != nil {
-		return gateconfig.Config{}, fmt.Errorf("session %s: %w", sid, err)
+		return gatewire.Config{}, fmt.Errorf("session %s: %w", sid, err)
 	}
 	return cfg, nil
 }
@@ -151,7 +147,7 @@ func bearerToken(h http.Header) (token, reason string) {
 	switch {
 	case !ok || !strings.EqualFold(scheme, bearerScheme):
 		return "", "not a Bearer Authorization header"
-	case session.ValidateToken(tok) != nil:
+	case gatewire.ValidateToken(tok) != nil:
 		return "", "malformed gate token"
 	}
 	return tok, ""

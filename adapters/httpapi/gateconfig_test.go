@@ -18,7 +18,7 @@ import (
 	"github.com/sandgate/sandgate/adapters/tokenstore"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/session"
 )
 
@@ -116,11 +116,11 @@ func TestGateConfigServesTheSessionsConfig(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	sid, token := e.session(t, testSecret)
-	r := e.do(t, http.MethodGet, GateConfigPath, "Bearer "+token)
+	r := e.do(t, http.MethodGet, gatewire.ConfigPath, "Bearer "+token)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	require.Equal(t, "application/json", r.header.Get("Content-Type"))
 	require.Equal(t, "no-store", r.header.Get("Cache-Control"))
-	cfg, err := gateconfig.Parse(r.body)
+	cfg, err := gatewire.Parse(r.body)
 	require.NoError(t, err)
 	require.Equal(t, domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"api.github.com"}}, cfg.Networking)
 	require.Len(t, cfg.Credentials, 1)
@@ -129,7 +129,7 @@ func TestGateConfigServesTheSessionsConfig(t *testing.T) {
 	require.Equal(t, egress.Placeholder(sid, "GITHUB_TOKEN"), c.Placeholder)
 	require.Equal(t, testSecret, c.Secret.Reveal())
 	require.Equal(t, []string{"api.github.com"}, c.AllowedHosts)
-	require.Equal(t, []gateconfig.Location{gateconfig.LocationHeaders}, c.Locations)
+	require.Equal(t, []gatewire.Location{gatewire.LocationHeaders}, c.Locations)
 	logs := e.logs()
 	require.Contains(t, logs, "gate config served")
 	require.NotContains(t, logs, testSecret)
@@ -140,15 +140,15 @@ func TestGateConfigRevokedTokenAtOnce(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	sid, old := e.session(t, testSecret)
-	require.Equal(t, http.StatusOK, e.do(t, http.MethodGet, GateConfigPath, "Bearer "+old).status)
+	require.Equal(t, http.StatusOK, e.do(t, http.MethodGet, gatewire.ConfigPath, "Bearer "+old).status)
 	fresh := e.store.Generate()
 	require.NoError(t, e.store.Persist(context.Background(), sid, fresh))
-	r := e.do(t, http.MethodGet, GateConfigPath, "Bearer "+old)
+	r := e.do(t, http.MethodGet, gatewire.ConfigPath, "Bearer "+old)
 	requireError(t, r, http.StatusUnauthorized, CodeUnauthorized)
 	require.Equal(t, "Bearer", r.header.Get("WWW-Authenticate"))
-	require.Equal(t, http.StatusOK, e.do(t, http.MethodGet, GateConfigPath, "Bearer "+fresh).status)
+	require.Equal(t, http.StatusOK, e.do(t, http.MethodGet, gatewire.ConfigPath, "Bearer "+fresh).status)
 	require.NoError(t, e.store.Revoke(context.Background(), sid))
-	requireError(t, e.do(t, http.MethodGet, GateConfigPath, "Bearer "+fresh), http.StatusUnauthorized, CodeUnauthorized)
+	requireError(t, e.do(t, http.MethodGet, gatewire.ConfigPath, "Bearer "+fresh), http.StatusUnauthorized, CodeUnauthorized)
 }
 
 // TestGateConfigAuthorizationSpellings pins the header grammar: the scheme
@@ -177,16 +177,16 @@ func TestGateConfigAuthorizationSpellings(t *testing.T) {
 		{"trailing parameter", []string{"Bearer " + token + " x"}, http.StatusUnauthorized},
 		{"upper-case token", []string{"Bearer " + strings.ToUpper(token)}, http.StatusUnauthorized},
 		{"truncated token", []string{"Bearer " + token[:len(token)-1]}, http.StatusUnauthorized},
-		{"unknown token", []string{"Bearer " + session.NewToken()}, http.StatusUnauthorized},
+		{"unknown token", []string{"Bearer " + gatewire.NewToken()}, http.StatusUnauthorized},
 		{"two headers, both valid", []string{"Bearer " + token, "Bearer " + token}, http.StatusUnauthorized},
 		{"10 KB header", []string{"Bearer " + token + strings.Repeat("a", 10<<10)}, http.StatusUnauthorized},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := e.do(t, http.MethodGet, GateConfigPath, tc.auth...)
+			r := e.do(t, http.MethodGet, gatewire.ConfigPath, tc.auth...)
 			if tc.status == http.StatusOK {
 				require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
-				_, err := gateconfig.Parse(r.body)
+				_, err := gatewire.Parse(r.body)
 				require.NoError(t, err)
 				return
 			}
@@ -204,14 +204,14 @@ func TestGateConfigSessionGone(t *testing.T) {
 	ctx := context.Background()
 	sid, token := e.session(t, testSecret)
 	require.NoError(t, e.store.DeleteSession(ctx, sid))
-	requireError(t, e.do(t, http.MethodGet, GateConfigPath, "Bearer "+token), http.StatusUnauthorized, CodeUnauthorized)
+	requireError(t, e.do(t, http.MethodGet, gatewire.ConfigPath, "Bearer "+token), http.StatusUnauthorized, CodeUnauthorized)
 
 	// A token whose session record was never stored (or deleted while the
 	// token row survived) is refused the same way.
 	orphan := domain.NewID("ses")
 	tok := e.store.Generate()
 	require.NoError(t, e.store.Persist(ctx, orphan, tok))
-	requireError(t, e.do(t, http.MethodGet, GateConfigPath, "Bearer "+tok), http.StatusUnauthorized, CodeUnauthorized)
+	requireError(t, e.do(t, http.MethodGet, gatewire.ConfigPath, "Bearer "+tok), http.StatusUnauthorized, CodeUnauthorized)
 	require.Contains(t, e.logs(), "the token's session record is gone")
 }
 
@@ -220,14 +220,14 @@ func TestGateConfigMethodAndPath(t *testing.T) {
 	e := newEnv(t)
 	_, token := e.session(t, testSecret)
 	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodHead} {
-		r := e.do(t, m, GateConfigPath, "Bearer "+token)
+		r := e.do(t, m, gatewire.ConfigPath, "Bearer "+token)
 		require.Equal(t, http.StatusMethodNotAllowed, r.status, m)
 		require.Equal(t, http.MethodGet, r.header.Get("Allow"), m)
 		if m != http.MethodHead {
 			requireError(t, r, http.StatusMethodNotAllowed, CodeMethodNotAllowed)
 		}
 	}
-	for _, p := range []string{"/", "/internal/v1/gate", GateConfigPath + "/x"} {
+	for _, p := range []string{"/", "/internal/v1/gate", gatewire.ConfigPath + "/x"} {
 		requireError(t, e.do(t, http.MethodGet, p, "Bearer "+token), http.StatusNotFound, CodeNotFound)
 	}
 }
@@ -237,7 +237,7 @@ func TestGateConfigStoreFailure(t *testing.T) {
 	e := newEnv(t)
 	_, token := e.session(t, testSecret)
 	require.NoError(t, e.store.Close())
-	r := e.do(t, http.MethodGet, GateConfigPath, "Bearer "+token)
+	r := e.do(t, http.MethodGet, gatewire.ConfigPath, "Bearer "+token)
 	requireError(t, r, http.StatusInternalServerError, CodeInternal)
 	require.JSONEq(t, `{"error":{"code":"internal","message":"the gate config could not be served"}}`, string(r.body))
 	logs := e.logs()
@@ -267,7 +267,7 @@ func TestGateConfigRecordTheGateWouldRefuse(t *testing.T) {
 	_, token := e.session(t, testSecret)
 	srv := httptest.NewServer(NewGateConfigHandler(e.store, shortSecrets{e.store}, slog.New(slog.NewJSONHandler(e.log, nil))))
 	defer srv.Close()
-	req, err := http.NewRequest(http.MethodGet, srv.URL+GateConfigPath, nil)
+	req, err := http.NewRequest(http.MethodGet, srv.URL+gatewire.ConfigPath, nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := srv.Client().Do(req)

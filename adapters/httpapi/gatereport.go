@@ -10,16 +10,12 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
 
-	"github.com/sandgate/sandgate/core/gateconfig"
-	"github.com/sandgate/sandgate/core/session"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/ports"
 )
 
-// GateReportPath is where gates report their verdict counts.
-const GateReportPath = "/internal/v1/gate/report"
-
 // VerdictsMetric is the counter the reports add to, with the attributes
-// verdict (allowed|denied) and reason (gateconfig.Reasons; "other" for any
+// verdict (allowed|denied) and reason (gatewire.Reasons; "other" for any
 // other value). Prometheus shows it as sandgate_gate_verdicts_total.
 const VerdictsMetric = "sandgate.gate.verdicts"
 
@@ -31,11 +27,11 @@ type gateReportHandler struct {
 }
 
 // NewGateReportHandler returns the handler of POST
-// /internal/v1/gate/report (GateReportPath; every other path is 404). It
+// /internal/v1/gate/report (gatewire.ReportPath; every other path is 404). It
 // authenticates the gate token like the config endpoint (401 for a missing,
 // malformed, unknown or revoked one, before the body is read), then reads a
-// gateconfig.Report of at most gateconfig.MaxReportBytes (413 beyond),
-// validates it strictly (gateconfig.ParseReport; 400 invalid_argument) and
+// gatewire.Report of at most gatewire.MaxReportBytes (413 beyond),
+// validates it strictly (gatewire.ParseReport; 400 invalid_argument) and
 // adds each count to the VerdictsMetric counter of mp. It answers 204. The
 // session id goes to the debug log line only: as a metric attribute it
 // would make one series per session. A nil mp counts nothing; a nil log
@@ -55,7 +51,7 @@ func NewGateReportHandler(tokens ports.GateTokens, mp metric.MeterProvider, log 
 	}
 	h := &gateReportHandler{tokens: tokens, verdicts: c, log: log}
 	mux := http.NewServeMux()
-	mux.Handle(GateReportPath, h)
+	mux.Handle(gatewire.ReportPath, h)
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "no such endpoint")
 	})
@@ -75,7 +71,7 @@ func (h *gateReportHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	sid, err := h.tokens.Authenticate(r.Context(), token)
 	switch {
-	case errors.Is(err, session.ErrUnauthorized):
+	case errors.Is(err, gatewire.ErrUnauthorized):
 		h.unauthorized(w, r, "unknown or revoked token")
 		return
 	case err != nil:
@@ -83,7 +79,7 @@ func (h *gateReportHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, CodeInternal, "the report could not be taken")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, gateconfig.MaxReportBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, gatewire.MaxReportBytes))
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
@@ -93,7 +89,7 @@ func (h *gateReportHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, CodeInvalidArgument, "the report could not be read")
 		return
 	}
-	rep, err := gateconfig.ParseReport(body)
+	rep, err := gatewire.ParseReport(body)
 	if err != nil {
 		h.log.WarnContext(r.Context(), "gate report refused", "session_id", sid, "err", err)
 		// ParseReport's messages name a field or a bound, never a value.

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // reportEnv is the report handler on newEnv's store with a manual reader.
@@ -78,11 +80,11 @@ func TestGateReportCounts(t *testing.T) {
 	t.Parallel()
 	e := newReportEnv(t)
 	_, token := e.session(t, testSecret)
-	r := e.post(t, GateReportPath, `{"verdicts":[{"verdict":"denied","reason":"not-allowed","count":2},`+
+	r := e.post(t, gatewire.ReportPath, `{"verdicts":[{"verdict":"denied","reason":"not-allowed","count":2},`+
 		`{"verdict":"allowed","reason":"allowed-host","count":5},{"verdict":"denied","reason":"evil.example.com","count":1}]}`,
 		"Bearer "+token)
 	require.Equal(t, http.StatusNoContent, r.status, "body: %s", r.body)
-	r = e.post(t, GateReportPath, `{"verdicts":[{"verdict":"denied","reason":"not-allowed","count":3}]}`, "Bearer "+token)
+	r = e.post(t, gatewire.ReportPath, `{"verdicts":[{"verdict":"denied","reason":"not-allowed","count":3}]}`, "Bearer "+token)
 	require.Equal(t, http.StatusNoContent, r.status)
 	require.Equal(t, map[string]int64{
 		"denied/not-allowed": 5, "allowed/allowed-host": 5, "denied/other": 1,
@@ -102,22 +104,22 @@ func TestGateReportRefusals(t *testing.T) {
 		status           int
 		code             string
 	}{
-		{"no token", GateReportPath, good, nil, 401, CodeUnauthorized},
-		{"malformed token", GateReportPath, good, []string{"Bearer nope"}, 401, CodeUnauthorized},
-		{"revoked token", GateReportPath, good, []string{"Bearer " + revokedToken}, 401, CodeUnauthorized},
-		{"two tokens", GateReportPath, good, []string{"Bearer " + token, "Bearer " + token}, 401, CodeUnauthorized},
+		{"no token", gatewire.ReportPath, good, nil, 401, CodeUnauthorized},
+		{"malformed token", gatewire.ReportPath, good, []string{"Bearer nope"}, 401, CodeUnauthorized},
+		{"revoked token", gatewire.ReportPath, good, []string{"Bearer " + revokedToken}, 401, CodeUnauthorized},
+		{"two tokens", gatewire.ReportPath, good, []string{"Bearer " + token, "Bearer " + token}, 401, CodeUnauthorized},
 		{"other path", "/internal/v1/gate/reports", good, []string{"Bearer " + token}, 404, CodeNotFound},
-		{"bad verdict", GateReportPath, `{"verdicts":[{"verdict":"x","reason":"floor","count":1}]}`, []string{"Bearer " + token}, 400, CodeInvalidArgument},
-		{"negative count", GateReportPath, `{"verdicts":[{"verdict":"denied","reason":"floor","count":-5}]}`, []string{"Bearer " + token}, 400, CodeInvalidArgument},
-		{"unknown field", GateReportPath, `{"verdicts":[],"extra":1}`, []string{"Bearer " + token}, 400, CodeInvalidArgument},
-		{"too large", GateReportPath, `{"verdicts":[]}` + strings.Repeat(" ", 32<<10), []string{"Bearer " + token}, 413, CodeInvalidArgument},
+		{"bad verdict", gatewire.ReportPath, `{"verdicts":[{"verdict":"x","reason":"floor","count":1}]}`, []string{"Bearer " + token}, 400, CodeInvalidArgument},
+		{"negative count", gatewire.ReportPath, `{"verdicts":[{"verdict":"denied","reason":"floor","count":-5}]}`, []string{"Bearer " + token}, 400, CodeInvalidArgument},
+		{"unknown field", gatewire.ReportPath, `{"verdicts":[],"extra":1}`, []string{"Bearer " + token}, 400, CodeInvalidArgument},
+		{"too large", gatewire.ReportPath, `{"verdicts":[]}` + strings.Repeat(" ", 32<<10), []string{"Bearer " + token}, 413, CodeInvalidArgument},
 	}
 	for _, tt := range tests {
 		r := e.post(t, tt.path, tt.body, tt.auth...)
 		requireError(t, r, tt.status, tt.code)
 	}
 	// GET is not a report.
-	req, err := http.NewRequest(http.MethodGet, e.url+GateReportPath, nil)
+	req, err := http.NewRequest(http.MethodGet, e.url+gatewire.ReportPath, nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)

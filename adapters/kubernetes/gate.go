@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
 )
 
@@ -36,7 +37,7 @@ const (
 	containerTrust = "trust"
 	// schedulingGate holds a new gated pod until its token is persisted.
 	schedulingGate = "sandgate.dev/gate-token"
-	// volGateCA is the gate's CA directory (GateCAFile's), written by the
+	// volGateCA is the gate's CA directory (gatewire.CAFile's), written by the
 	// gate and read by trust and the sandbox under gateCAMount.
 	volGateCA = "gate-ca"
 	// volSandboxCA is SandboxCADir in the sandbox (written by trust).
@@ -76,20 +77,20 @@ func gateProbe(period, failures int32) *corev1.Probe {
 // bundle with the CA appended (sandbox.CABundle's rule: the CA starts on a
 // line of its own), each through a temporary file and a rename.
 var trustScript = `set -eu
-if [ "$(id -u)" = ` + strconv.Itoa(sandbox.DefaultGateUID) + ` ]; then
-	echo "sandgate: the sandbox image runs as the gate uid ` + strconv.Itoa(sandbox.DefaultGateUID) + `" >&2
+if [ "$(id -u)" = ` + strconv.Itoa(gatewire.UID) + ` ]; then
+	echo "sandgate: the sandbox image runs as the gate uid ` + strconv.Itoa(gatewire.UID) + `" >&2
 	exit ` + strconv.Itoa(exitGateUID) + `
 fi
 ca=` + gateCAMount + `/ca.pem
-dir=` + sandbox.SandboxCADir + `
+dir=` + gatewire.SandboxCADir + `
 [ -s "$ca" ] || { echo "sandgate: the gate wrote no CA at $ca" >&2; exit 1; }
 cat "$ca" >"$dir/.ca.tmp"
-cat ` + sandbox.SystemCABundle + ` >"$dir/.bundle.tmp" 2>/dev/null || : >"$dir/.bundle.tmp"
+cat ` + gatewire.SystemCABundle + ` >"$dir/.bundle.tmp" 2>/dev/null || : >"$dir/.bundle.tmp"
 if [ -s "$dir/.bundle.tmp" ] && [ "$(tail -c 1 "$dir/.bundle.tmp" | wc -l)" = 0 ]; then echo >>"$dir/.bundle.tmp"; fi
 cat "$ca" >>"$dir/.bundle.tmp"
 chmod 644 "$dir/.ca.tmp" "$dir/.bundle.tmp"
-mv -f "$dir/.ca.tmp" ` + sandbox.SandboxCACert + `
-mv -f "$dir/.bundle.tmp" ` + sandbox.SandboxCABundle + `
+mv -f "$dir/.ca.tmp" ` + gatewire.SandboxCACert + `
+mv -f "$dir/.bundle.tmp" ` + gatewire.SandboxCABundle + `
 `
 
 // gatePod turns the pod of an ungated spec into the gated one: the three
@@ -107,7 +108,7 @@ func gatePod(pod *corev1.Pod, spec sandbox.Spec, token string) {
 	}
 	sb.Env = append(envVars(env), podUIDEnv)
 	caMounts := []corev1.VolumeMount{
-		{Name: volSandboxCA, MountPath: sandbox.SandboxCADir},
+		{Name: volSandboxCA, MountPath: gatewire.SandboxCADir},
 		{Name: volGateCA, MountPath: gateCAMount, ReadOnly: true},
 	}
 	sb.VolumeMounts = append(sb.VolumeMounts, caMounts...)
@@ -133,7 +134,7 @@ func firewallContainer(image string) corev1.Container {
 	c := netsetupContainer(image)
 	c.Command = nil // the image's entrypoint: the gate
 	c.Args = []string{"-firewall"}
-	c.Env = []corev1.EnvVar{{Name: "GATE_UID", Value: strconv.Itoa(sandbox.DefaultGateUID)}}
+	c.Env = []corev1.EnvVar{{Name: gatewire.EnvUID, Value: strconv.Itoa(gatewire.UID)}}
 	ro := true
 	c.SecurityContext.ReadOnlyRootFilesystem = &ro
 	c.VolumeMounts = []corev1.VolumeMount{{Name: volFirewallRun, MountPath: "/run"}}
@@ -143,11 +144,13 @@ func firewallContainer(image string) corev1.Container {
 // gateContainer is the native sidecar: the gate uid, no capability, a
 // read-only root with its CA directory on the shared emptyDir.
 func gateContainer(spec sandbox.Spec, token string) corev1.Container {
-	uid := int64(sandbox.DefaultGateUID)
+	uid := int64(gatewire.UID)
 	yes, no := true, false
 	always := corev1.ContainerRestartPolicyAlways
 	var env []corev1.EnvVar
-	for _, kv := range append(sandbox.GateContainerEnv(spec.SessionID.String(), *spec.Gate, token), "GATE_FIREWALL=preinstalled") {
+	genv := spec.Gate.Env(spec.SessionID, token)
+	genv.FirewallPreinstalled = true
+	for _, kv := range genv.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
 		env = append(env, corev1.EnvVar{Name: k, Value: escape(v)})
 	}
@@ -165,7 +168,7 @@ func gateContainer(spec sandbox.Spec, token string) corev1.Container {
 			AllowPrivilegeEscalation: &no,
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 		},
-		VolumeMounts:   []corev1.VolumeMount{{Name: volGateCA, MountPath: dirOf(sandbox.GateCAFile)}},
+		VolumeMounts:   []corev1.VolumeMount{{Name: volGateCA, MountPath: dirOf(gatewire.CAFile)}},
 		StartupProbe:   gateStartupProbe,
 		ReadinessProbe: gateReadinessProbe,
 		Resources: corev1.ResourceRequirements{

@@ -17,6 +17,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
 )
 
@@ -110,7 +111,7 @@ func TestGatedPodShape(t *testing.T) {
 
 	g := pod.Spec.InitContainers[1]
 	require.Equal(t, corev1.ContainerRestartPolicyAlways, *g.RestartPolicy, "a native sidecar")
-	require.Equal(t, int64(sandbox.DefaultGateUID), *g.SecurityContext.RunAsUser)
+	require.Equal(t, int64(gatewire.UID), *g.SecurityContext.RunAsUser)
 	require.True(t, *g.SecurityContext.RunAsNonRoot)
 	require.Empty(t, g.SecurityContext.Capabilities.Add, "the long-running gate holds no capability")
 	require.Equal(t, []corev1.Capability{"ALL"}, g.SecurityContext.Capabilities.Drop)
@@ -135,8 +136,8 @@ func TestGatedPodShape(t *testing.T) {
 	for _, e := range sb.Env {
 		sbEnv[e.Name] = e.Value
 	}
-	require.Equal(t, sandbox.GateProxyURL, sbEnv["HTTPS_PROXY"])
-	require.Equal(t, sandbox.SandboxCABundle, sbEnv["SSL_CERT_FILE"])
+	require.Equal(t, gatewire.ProxyURL, sbEnv["HTTPS_PROXY"])
+	require.Equal(t, gatewire.SandboxCABundle, sbEnv["SSL_CERT_FILE"])
 	require.Equal(t, "sgph_placeholder", sbEnv["TOKEN"])
 	for _, c := range []corev1.Container{sb, trust} {
 		for _, e := range c.Env {
@@ -147,7 +148,7 @@ func TestGatedPodShape(t *testing.T) {
 	for _, m := range sb.VolumeMounts {
 		mounts[m.MountPath] = m.ReadOnly
 	}
-	require.Equal(t, map[string]bool{sandbox.SandboxCADir: false, gateCAMount: true}, mounts)
+	require.Equal(t, map[string]bool{gatewire.SandboxCADir: false, gateCAMount: true}, mounts)
 	o := observe(pod)
 	require.True(t, o.Gated)
 }
@@ -156,7 +157,7 @@ func TestTrustScriptNamesTheGateUID(t *testing.T) {
 	t.Parallel()
 	require.Contains(t, trustScript, `"$(id -u)" = 64250`)
 	require.Contains(t, trustScript, "exit 86")
-	require.True(t, strings.HasPrefix(sandbox.GateCAFile, dirOf(sandbox.GateCAFile)+"/"))
+	require.True(t, strings.HasPrefix(gatewire.CAFile, dirOf(gatewire.CAFile)+"/"))
 }
 
 // TestGatedCreateOrder: generate, create (held), persist, release — never

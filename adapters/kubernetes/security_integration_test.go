@@ -17,6 +17,7 @@ import (
 
 	"github.com/sandgate/sandgate/adapters/kubernetes"
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/internal/gatetest"
 	"github.com/sandgate/sandgate/ports"
@@ -94,13 +95,13 @@ func TestSecurity(t *testing.T) {
 			})
 		}
 		traps.requireUntouched(t)
-		require.Equal(t, 0, gatetest.RunProbe(t, limited, "tcp", sandbox.GateProxyAddr).ExitCode,
+		require.Equal(t, 0, gatetest.RunProbe(t, limited, "tcp", gatewire.ProxyAddr).ExitCode,
 			"the gate's proxy port is the one way out")
 	})
 	t.Run("privileges", func(t *testing.T) {
 		res := gatetest.RunProbe(t, limited, "raw")
 		requireRefused(t, res, "opened")
-		res = gatetest.RunProbe(t, limited, "setuid", strconv.Itoa(sandbox.DefaultGateUID))
+		res = gatetest.RunProbe(t, limited, "setuid", strconv.Itoa(gatewire.UID))
 		requireRefused(t, res, "uid ")
 		res = gatetest.Exec(t, limited, "grep '^CapEff:' /proc/self/status")
 		eff, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(res.Stdout, "CapEff:")), 16, 64)
@@ -177,7 +178,7 @@ func TestSecurity(t *testing.T) {
 	t.Run("the gate token stays in the sidecar", func(t *testing.T) {
 		for name, sb := range both {
 			res := gatetest.Exec(t, sb, "env; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'; ls -A /etc/sandgate-gate")
-			require.NotContains(t, res.Stdout, sandbox.GateTokenPrefix, name)
+			require.NotContains(t, res.Stdout, gatewire.TokenPrefix, name)
 			require.NotContains(t, res.Stdout, "GATE_TOKEN", name)
 			require.Contains(t, res.Stdout, "ca.pem", name)
 		}

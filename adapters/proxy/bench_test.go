@@ -19,7 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // Loopback benchmarks for the PERFORMANCE rows gate-http, gate-connect and
@@ -27,7 +27,7 @@ import (
 // Run: go test -run '^$' -bench . -benchtime 5x ./adapters/proxy/
 
 // benchProxy runs a proxy with cfg on loopback (no spans, no logs).
-func benchProxy(b *testing.B, opts Options, cfg gateconfig.Config) (*Proxy, string) {
+func benchProxy(b *testing.B, opts Options, cfg gatewire.Config) (*Proxy, string) {
 	b.Helper()
 	opts.SessionID = sessionID
 	p, err := New(opts)

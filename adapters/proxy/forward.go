@@ -18,7 +18,7 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/sandgate/sandgate/core/egress"
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // onRequest is goproxy's one request handler. It answers every proxied
@@ -180,7 +180,7 @@ func urlHost(t egress.Target, scheme string) string {
 // written to it.
 func (p *Proxy) outbound(req *http.Request, scheme string, t egress.Target, bound egress.Bound, x *exchange) (*http.Request, error) {
 	h, _ := cleanHeader(req.Header)
-	x.used(replaceHeader(h, bound.Substituter(gateconfig.LocationHeaders)))
+	x.used(replaceHeader(h, bound.Substituter(gatewire.LocationHeaders)))
 	if !bound.Redactor().Empty() {
 		// The redactor sees only whole, unencoded bodies: a compressed
 		// or partial echo of a secret would slip past it.
@@ -226,7 +226,7 @@ func (p *Proxy) body(req *http.Request, bound egress.Bound, x *exchange) (io.Rea
 	if req.Body == nil || req.Body == http.NoBody || req.ContentLength == 0 {
 		return http.NoBody, 0, nil
 	}
-	sub := bound.Substituter(gateconfig.LocationBody)
+	sub := bound.Substituter(gatewire.LocationBody)
 	if sub.Empty() {
 		return reqBody{counter: counter{r: req.Body, n: &x.sent}, closer: req.Body}, req.ContentLength, nil
 	}

@@ -22,7 +22,7 @@ import (
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 const (
@@ -41,18 +41,18 @@ var (
 // listen on ephemeral ports; an entry that already names a port keeps it),
 // with credential "a" bound to hostsA for headers and body and "b" bound to
 // hostsB for headers only.
-func limited(hosts []string, hostsA, hostsB []string) gateconfig.Config {
-	cfg := gateconfig.Config{Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: anyPort(hosts...)}}
+func limited(hosts []string, hostsA, hostsB []string) gatewire.Config {
+	cfg := gatewire.Config{Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: anyPort(hosts...)}}
 	if len(hostsA) > 0 {
-		cfg.Credentials = append(cfg.Credentials, gateconfig.Credential{
-			ID: "cred-a", Placeholder: phA, Secret: gateconfig.NewSecret(secretA), AllowedHosts: hostsA,
-			Locations: []gateconfig.Location{gateconfig.LocationHeaders, gateconfig.LocationBody},
+		cfg.Credentials = append(cfg.Credentials, gatewire.Credential{
+			ID: "cred-a", Placeholder: phA, Secret: gatewire.NewSecret(secretA), AllowedHosts: hostsA,
+			Locations: []gatewire.Location{gatewire.LocationHeaders, gatewire.LocationBody},
 		})
 	}
 	if len(hostsB) > 0 {
-		cfg.Credentials = append(cfg.Credentials, gateconfig.Credential{
-			ID: "cred-b", Placeholder: phB, Secret: gateconfig.NewSecret(secretB), AllowedHosts: hostsB,
-			Locations: []gateconfig.Location{gateconfig.LocationHeaders},
+		cfg.Credentials = append(cfg.Credentials, gatewire.Credential{
+			ID: "cred-b", Placeholder: phB, Secret: gatewire.NewSecret(secretB), AllowedHosts: hostsB,
+			Locations: []gatewire.Location{gatewire.LocationHeaders},
 		})
 	}
 	return cfg
@@ -70,8 +70,8 @@ func anyPort(hosts ...string) []string {
 	return out
 }
 
-func unrestricted() gateconfig.Config {
-	return gateconfig.Config{Networking: domain.Networking{Type: domain.NetUnrestricted}}
+func unrestricted() gatewire.Config {
+	return gatewire.Config{Networking: domain.Networking{Type: domain.NetUnrestricted}}
 }
 
 // spanSink records spans and signals each end, so tests await spans
@@ -107,7 +107,7 @@ type harness struct {
 }
 
 // start runs a proxy on a loopback listener; cfg nil leaves it unconfigured.
-func start(t *testing.T, opts Options, cfg *gateconfig.Config) *harness {
+func start(t *testing.T, opts Options, cfg *gatewire.Config) *harness {
 	t.Helper()
 	sink := &spanSink{SpanRecorder: tracetest.NewSpanRecorder(), ended: make(chan struct{}, 1024)}
 	opts.SessionID = sessionID

@@ -17,7 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // The TLS origins of these tests present net/http's test certificate,
@@ -27,7 +27,7 @@ import (
 
 // mitmSetup starts a TLS origin and a proxy that intercepts api.example.com
 // (credential a, headers and body; credential b, headers).
-func mitmSetup(t *testing.T, h http.Handler, opts Options) (*origin, *harness, gateconfig.Config) {
+func mitmSetup(t *testing.T, h http.Handler, opts Options) (*origin, *harness, gatewire.Config) {
 	t.Helper()
 	o := newOrigin(t, h, true)
 	res := &fakeResolver{answers: map[string][][]netip.Addr{

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/egress"
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // echo answers with what it received: method, host, headers and body. The
@@ -61,7 +61,7 @@ func TestPolicyOnPlainHTTP(t *testing.T) {
 	allowed := newOrigin(t, echo(nil), false)
 	for _, tc := range []struct {
 		name   string
-		cfg    *gateconfig.Config
+		cfg    *gatewire.Config
 		url    string
 		status int
 		rule   string

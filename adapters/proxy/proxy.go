@@ -21,7 +21,7 @@ import (
 	"github.com/sandgate/sandgate/adapters/proxy/ca"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // Defaults of Options.
@@ -63,7 +63,7 @@ type Options struct {
 	// Verdicts, when set, counts every request's verdict by its bounded
 	// reason (egress.Verdict.Reason), for the gate's reports to the
 	// control plane.
-	Verdicts *gateconfig.Tally
+	Verdicts *gatewire.Tally
 	// MaxTunnels caps concurrent CONNECT tunnels (default 256); a CONNECT
 	// over it gets 429.
 	MaxTunnels int
@@ -171,7 +171,7 @@ func setDefaults(o *Options) {
 // good one (C-GW-1). The first good config mints the interception CA from
 // the union of all credentials' allowed_hosts patterns. After Revoke it
 // returns ErrRevoked.
-func (p *Proxy) SetConfig(cfg gateconfig.Config) error {
+func (p *Proxy) SetConfig(cfg gatewire.Config) error {
 	pol, err := egress.Compile(cfg, egress.Options{Deny: p.opts.Deny})
 	if err != nil {
 		return fmt.Errorf("proxy: config: %w", err)

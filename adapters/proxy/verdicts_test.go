@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // TestVerdictsCounted: every finished exchange adds its verdict, by its
@@ -19,7 +19,7 @@ func TestVerdictsCounted(t *testing.T) {
 	o := newOrigin(t, echo(&seen), false)
 	res := &fakeResolver{answers: map[string][][]netip.Addr{"api.test": {addrs("127.0.0.1")}}}
 	cfg := limited([]string{"api.test", "127.0.0.1"}, nil, nil)
-	var tally gateconfig.Tally
+	var tally gatewire.Tally
 	h := start(t, Options{Resolve: res.resolve, Verdicts: &tally}, &cfg)
 	c := h.client(nil)
 	status, _ := get(t, c, "http://api.test:"+o.port()+"/ok", nil)
@@ -29,9 +29,9 @@ func TestVerdictsCounted(t *testing.T) {
 	status, _ = get(t, c, "http://elsewhere.test:"+o.port()+"/no", nil)
 	require.Equal(t, http.StatusForbidden, status)
 	h.spans.wait(t, 3)
-	require.Equal(t, gateconfig.Report{Verdicts: []gateconfig.VerdictCount{
-		{Verdict: gateconfig.VerdictAllowed, Reason: gateconfig.ReasonOpened, Count: 1},
-		{Verdict: gateconfig.VerdictDenied, Reason: gateconfig.ReasonNotAllowed, Count: 2},
+	require.Equal(t, gatewire.Report{Verdicts: []gatewire.VerdictCount{
+		{Verdict: gatewire.VerdictAllowed, Reason: gatewire.ReasonOpened, Count: 1},
+		{Verdict: gatewire.VerdictDenied, Reason: gatewire.ReasonNotAllowed, Count: 2},
 	}}, tally.Take())
 }
 
@@ -40,6 +40,6 @@ func TestVerdictsCounted(t *testing.T) {
 func TestProxyRulesAreReasons(t *testing.T) {
 	t.Parallel()
 	for _, r := range []string{ruleMismatch, ruleSNIMismatch, ruleBadHello, ruleNotProxy} {
-		require.Equal(t, r, gateconfig.Reason(r))
+		require.Equal(t, r, gatewire.Reason(r))
 	}
 }

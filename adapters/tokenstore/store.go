@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/ports"
 )
@@ -79,17 +80,17 @@ func (s *Store) Close() error {
 }
 
 // Generate returns a fresh gate token; nothing is stored.
-func (s *Store) Generate() string { return session.NewToken() }
+func (s *Store) Generate() string { return gatewire.NewToken() }
 
 // Persist makes token the session's one live gate token, by hash.
 func (s *Store) Persist(ctx context.Context, sid domain.ID, token string) error {
 	if err := domain.ValidateSessionID(sid); err != nil {
 		return err
 	}
-	if err := session.ValidateToken(token); err != nil {
+	if err := gatewire.ValidateToken(token); err != nil {
 		return err
 	}
-	_, err := s.db.ExecContext(ctx, s.d.q(qPersistToken), string(sid), session.TokenHash(token))
+	_, err := s.db.ExecContext(ctx, s.d.q(qPersistToken), string(sid), gatewire.TokenHash(token))
 	if err != nil {
 		return fmt.Errorf("%s: persist gate token of session %s: %w", s.d.name, sid, err)
 	}
@@ -109,13 +110,13 @@ func (s *Store) Revoke(ctx context.Context, sid domain.ID) error {
 
 // Authenticate returns the session whose live token this is.
 func (s *Store) Authenticate(ctx context.Context, token string) (domain.ID, error) {
-	if session.ValidateToken(token) != nil {
-		return "", fmt.Errorf("gate token: %w", session.ErrUnauthorized)
+	if gatewire.ValidateToken(token) != nil {
+		return "", fmt.Errorf("gate token: %w", gatewire.ErrUnauthorized)
 	}
 	var sid string
-	err := s.db.QueryRowContext(ctx, s.d.q(qAuthenticate), session.TokenHash(token)).Scan(&sid)
+	err := s.db.QueryRowContext(ctx, s.d.q(qAuthenticate), gatewire.TokenHash(token)).Scan(&sid)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("gate token: %w", session.ErrUnauthorized)
+		return "", fmt.Errorf("gate token: %w", gatewire.ErrUnauthorized)
 	}
 	if err != nil {
 		return "", fmt.Errorf("%s: authenticate gate token: %w", s.d.name, err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/cmd/executor/internal/config"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/ports"
 )
 
@@ -68,8 +69,8 @@ func newMux(d muxDeps) (mux, error) {
 		Token: d.Config.APIToken, Logger: d.Log,
 		Bodies: bodies, BatchBudget: httpapi.NewBudget(d.Config.BatchMemory),
 	}))
-	m.Handle(httpapi.GateConfigPath, gate)
-	m.Handle(httpapi.GateReportPath, gate)
+	m.Handle(gatewire.ConfigPath, gate)
+	m.Handle(gatewire.ReportPath, gate)
 	m.HandleFunc("GET /healthz", healthz)
 	m.Handle("GET /readyz", readyz(d.Store, d.Provider, d.Log))
 	m.Handle("GET /metrics", d.Metrics)
@@ -95,7 +96,7 @@ func gateHandler(d muxDeps) (http.Handler, error) {
 		return nil, err
 	}
 	m := http.NewServeMux()
-	m.Handle(httpapi.GateReportPath, report)
+	m.Handle(gatewire.ReportPath, report)
 	m.Handle("/", httpapi.NewGateConfigHandler(d.Store, d.Store, d.Log))
 	return m, nil
 }
@@ -111,7 +112,7 @@ func instrument(h http.Handler, tp trace.TracerProvider, mp metric.MeterProvider
 		otelhttp.WithMeterProvider(mp),
 		otelhttp.WithFilter(func(r *http.Request) bool {
 			switch r.URL.Path {
-			case "/healthz", "/readyz", "/metrics", httpapi.GateReportPath:
+			case "/healthz", "/readyz", "/metrics", gatewire.ReportPath:
 				return false
 			}
 			return true

@@ -8,13 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/gatewire"
+	"github.com/sandgate/sandgate/ports"
 )
 
 // Retry cadence until the gate is first ready (B-3: provisioning waits for
@@ -24,96 +23,17 @@ const (
 	maxRetry   = 5 * time.Second
 )
 
-// Bounds of one fetch.
-const (
-	fetchTimeout       = 15 * time.Second
-	fetchDialTimeout   = 5 * time.Second
-	fetchHeaderTimeout = 10 * time.Second
-)
-
-// outcome classifies one fetch.
-type outcome int
+// outcome classifies one exchange with the control plane.
+type outcome = ports.GateOutcome
 
 const (
-	// fetched: 200 with a body.
-	fetched outcome = iota
-	// revoked: 401, the token is no longer valid (C-GW-1).
-	revoked
-	// failed: anything else; the last good config stays.
-	failed
+	fetched = ports.GateFetched
+	revoked = ports.GateRevoked
+	failed  = ports.GateFailed
 )
 
 // fetcher fetches the gate config once.
-type fetcher interface {
-	// Fetch returns the body of a 200, or the outcome and why not. err
-	// never contains the token.
-	Fetch(ctx context.Context) (body []byte, o outcome, err error)
-}
-
-// httpFetcher is the real fetcher: GET with the Bearer token on a transport
-// of its own.
-type httpFetcher struct {
-	url, token string
-	client     *http.Client
-}
-
-// newHTTPFetcher returns a fetcher of url on a client of its own
-// (controlPlaneClient).
-func newHTTPFetcher(url, token string) *httpFetcher {
-	return &httpFetcher{url: url, token: token, client: controlPlaneClient()}
-}
-
-// controlPlaneClient is a client for the control plane with its own
-// transport: no proxy variables (Proxy nil), bounded dial, handshake and
-// header waits, no redirects (a redirect would carry the token elsewhere).
-func controlPlaneClient() *http.Client {
-	tr := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           (&net.Dialer{Timeout: fetchDialTimeout, KeepAlive: 30 * time.Second}).DialContext,
-		TLSHandshakeTimeout:   fetchDialTimeout,
-		ResponseHeaderTimeout: fetchHeaderTimeout,
-		MaxIdleConns:          1,
-		IdleConnTimeout:       90 * time.Second,
-		ForceAttemptHTTP2:     true,
-	}
-	return &http.Client{
-		Transport:     tr,
-		Timeout:       fetchTimeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-}
-
-func (f *httpFetcher) Fetch(ctx context.Context) ([]byte, outcome, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.url, nil)
-	if err != nil {
-		return nil, failed, fmt.Errorf("config request: %w", err)
-	}
-	req.Header.Set("Authorization", "Bearer "+f.token)
-	req.Header.Set("Accept", "application/json")
-	resp, err := f.client.Do(req)
-	if err != nil {
-		// A *url.Error names the URL, never a header.
-		return nil, failed, fmt.Errorf("config fetch: %w", err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	switch resp.StatusCode {
-	case http.StatusOK:
-	case http.StatusUnauthorized:
-		return nil, revoked, errors.New("config fetch: 401 unauthorized: the gate token is revoked")
-	default:
-		// Drain a little so the connection can be reused.
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-		return nil, failed, fmt.Errorf("config fetch: status %d", resp.StatusCode)
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, gateconfig.MaxConfigBytes+1))
-	switch {
-	case err != nil:
-		return nil, failed, fmt.Errorf("config fetch: reading the body: %w", err)
-	case len(body) > gateconfig.MaxConfigBytes:
-		return nil, failed, fmt.Errorf("config fetch: body over %d bytes", gateconfig.MaxConfigBytes)
-	}
-	return body, fetched, nil
-}
+type fetcher = ports.GateConfigFetcher
 
 // loop keeps the proxy's config fresh (C-GW-1, B-3): the first fetch at
 // once, quick retries until the gate is ready, then one fetch every
@@ -183,7 +103,7 @@ func (l *loop) once(ctx context.Context) outcome {
 	if l.isReady && sum == l.last {
 		return fetched
 	}
-	cfg, err := gateconfig.Parse(body)
+	cfg, err := gatewire.Parse(body)
 	if err == nil {
 		err = l.proxy.SetConfig(cfg)
 	}
@@ -206,7 +126,7 @@ func (l *loop) once(ctx context.Context) outcome {
 
 // becomeReady writes the CA certificate, then says the gate is ready:
 // nothing may report ready before the sandbox can trust the CA.
-func (l *loop) becomeReady(cfg gateconfig.Config) error {
+func (l *loop) becomeReady(cfg gatewire.Config) error {
 	pem := l.proxy.CACertPEM()
 	if len(pem) == 0 {
 		return errors.New("the proxy has no CA certificate after a good config")

@@ -13,7 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/adapters/httpapi"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // answer is one response of the fake control plane.
@@ -109,7 +110,7 @@ func startLoop(t *testing.T, cp *controlPlane, interval time.Duration) *loopEnv 
 		ready:  make(chan struct{}), done: make(chan struct{}),
 	}
 	l := &loop{
-		fetch: newHTTPFetcher(cp.srv.URL+"/internal/v1/gate/config", testToken),
+		fetch: httpapi.NewGateConfigClient(cp.srv.URL+"/internal/v1/gate/config", testToken),
 		proxy: e.proxy, caFile: e.caFile, interval: interval, log: log,
 		firstRetry: time.Millisecond, maxRetry: 4 * time.Millisecond,
 		ready: func() {
@@ -259,7 +260,7 @@ func TestLoopCAFileUnwritable(t *testing.T) {
 	cp2 := newControlPlane(t, answer{200, configBody(t, "a.example")})
 	log, logs := testLogger(t)
 	l := &loop{
-		fetch: newHTTPFetcher(cp2.srv.URL+"/internal/v1/gate/config", testToken),
+		fetch: httpapi.NewGateConfigClient(cp2.srv.URL+"/internal/v1/gate/config", testToken),
 		proxy: newFakeProxy(&recorder{}), caFile: filepath.Join(t.TempDir(), "missing", "ca.pem"),
 		interval: time.Hour, log: log, firstRetry: time.Millisecond, maxRetry: time.Millisecond,
 	}
@@ -288,13 +289,13 @@ func TestFetcherRefusals(t *testing.T) {
 		{"403 is not revocation", answer{403, nil}, failed},
 		{"500", answer{500, nil}, failed},
 		{"redirect not followed", answer{302, nil}, failed},
-		{"body over the limit", answer{200, make([]byte, gateconfig.MaxConfigBytes+1)}, failed},
-		{"body at the limit", answer{200, make([]byte, gateconfig.MaxConfigBytes)}, fetched},
+		{"body over the limit", answer{200, make([]byte, gatewire.MaxConfigBytes+1)}, failed},
+		{"body at the limit", answer{200, make([]byte, gatewire.MaxConfigBytes)}, fetched},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			cp := newControlPlane(t, tc.a)
-			f := newHTTPFetcher(cp.srv.URL+"/internal/v1/gate/config", testToken)
+			f := httpapi.NewGateConfigClient(cp.srv.URL+"/internal/v1/gate/config", testToken)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			body, o, err := f.Fetch(ctx)
@@ -320,15 +321,8 @@ func TestFetcherDeadControlPlane(t *testing.T) {
 	cp.srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, o, err := newHTTPFetcher(url, testToken).Fetch(ctx)
+	_, o, err := httpapi.NewGateConfigClient(url, testToken).Fetch(ctx)
 	require.Equal(t, failed, o)
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), testToken)
-}
-
-func TestFetcherIgnoresProxyVariables(t *testing.T) {
-	t.Parallel()
-	tr, ok := newHTTPFetcher("http://x/", testToken).client.Transport.(*http.Transport)
-	require.True(t, ok)
-	require.Nil(t, tr.Proxy)
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/sandgate/sandgate/adapters/tokenstore"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/session"
 )
 
@@ -83,10 +84,8 @@ func TestGateEndToEnd(t *testing.T) {
 	cp := httptest.NewServer(httpapi.NewGateConfigHandler(store, store, log))
 	t.Cleanup(cp.Close)
 
-	u, err := url.Parse(cp.URL)
-	require.NoError(t, err)
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	s := settings{ControlPlane: u, Token: token, SessionID: sid, UID: 64250, GID: 64250,
+	s := gatewire.Env{ControlPlane: cp.URL, Token: token, SessionID: sid, UID: 64250, GID: 64250,
 		FetchInterval: 20 * time.Millisecond, CAFile: caFile}
 	d := realDeps(log)
 	sys := loopbackSystem{addr: make(chan string, 1)}

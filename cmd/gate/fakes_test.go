@@ -15,8 +15,18 @@ import (
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
+
+var (
+	testToken = gatewire.NewToken()
+	testSID   = domain.NewID("ses")
+)
+
+// getenv reads a test environment.
+func getenv(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
 
 // testSecretValue must never appear in a log.
 const testSecretValue = "s3cr3t-value-never-logged"
@@ -24,12 +34,12 @@ const testSecretValue = "s3cr3t-value-never-logged"
 // configBody is a valid gate config document allowing host.
 func configBody(t *testing.T, host string) []byte {
 	t.Helper()
-	b, err := json.Marshal(gateconfig.Config{
+	b, err := json.Marshal(gatewire.Config{
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{host}},
-		Credentials: []gateconfig.Credential{{
+		Credentials: []gatewire.Credential{{
 			ID: "cred1", Placeholder: egress.Placeholder(testSID, "KEY"),
-			Secret: gateconfig.NewSecret(testSecretValue), AllowedHosts: []string{host},
-			Locations: []gateconfig.Location{gateconfig.LocationHeaders},
+			Secret: gatewire.NewSecret(testSecretValue), AllowedHosts: []string{host},
+			Locations: []gatewire.Location{gatewire.LocationHeaders},
 		}},
 	})
 	require.NoError(t, err)
@@ -96,7 +106,7 @@ type fakeProxy struct {
 	serveErr error // returned by Serve at once when set
 
 	mu      sync.Mutex
-	configs []gateconfig.Config
+	configs []gatewire.Config
 	revoked bool
 	ca      []byte
 	stop    chan struct{}
@@ -105,7 +115,7 @@ type fakeProxy struct {
 
 func newFakeProxy(rec *recorder) *fakeProxy { return &fakeProxy{rec: rec, stop: make(chan struct{})} }
 
-func (p *fakeProxy) SetConfig(cfg gateconfig.Config) error {
+func (p *fakeProxy) SetConfig(cfg gatewire.Config) error {
 	p.rec.add("setconfig")
 	if _, err := egress.Compile(cfg, egress.Options{Deny: p.opts.Deny}); err != nil {
 		return err
@@ -151,10 +161,10 @@ func (p *fakeProxy) Shutdown(context.Context) error {
 	return nil
 }
 
-func (p *fakeProxy) applied() []gateconfig.Config {
+func (p *fakeProxy) applied() []gatewire.Config {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]gateconfig.Config(nil), p.configs...)
+	return append([]gatewire.Config(nil), p.configs...)
 }
 
 func (p *fakeProxy) isRevoked() bool {

@@ -25,13 +25,9 @@ func healthcheck(ctx context.Context, getenv func(string) string, stderr io.Writ
 		_, _ = fmt.Fprintf(stderr, "gate unhealthy: "+format+"\n", a...)
 		return 1
 	}
-	addr, err := parseAddr(getenv("GATE_ADDR"))
+	addr, caFile, err := healthEnv(getenv)
 	if err != nil {
-		return fail("GATE_ADDR: %v", err)
-	}
-	caFile, err := parseCAFile(getenv("GATE_CA_FILE"))
-	if err != nil {
-		return fail("GATE_CA_FILE: %v", err)
+		return fail("%v", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, healthcheckTimeout)
 	defer cancel()

@@ -7,7 +7,7 @@
 //
 // Usage:
 //
-//	gate               run the gate, configured by the environment (env.go)
+//	gate               run the gate, configured by the environment (gatewire.Env)
 //	gate -healthcheck  exit 0 if the gate on GATE_ADDR is ready, 1 otherwise
 //	gate -firewall     install and verify the firewall for GATE_UID, then exit
 //	                   (Kubernetes' netsetup init container; the gate sidecar
@@ -20,7 +20,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -30,6 +29,7 @@ import (
 	"go.opentelemetry.io/otel"
 
 	"github.com/sandgate/sandgate/cmd/internal/versioncmd"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // version is stamped at build time: -ldflags "-X main.version=…".
@@ -61,7 +61,7 @@ func realMain(args []string, getenv func(string) string, stdout, stderr io.Write
 // Logs are JSON lines on stderr; GATE_TOKEN and secrets never reach them.
 func runGate(getenv func(string) string, stderr io.Writer) int {
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
-	s, err := parseEnv(getenv)
+	s, err := gatewire.ParseEnv(getenv)
 	if err != nil {
 		log.Error("gate: invalid environment", "err", err)
 		return 1
@@ -86,9 +86,9 @@ func runGate(getenv func(string) string, stderr io.Writer) int {
 // installed and verified.
 func firewallOnly(getenv func(string) string, install func(uid uint32) error, stderr io.Writer) int {
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
-	uid, err := parseID(getenv("GATE_UID"))
+	uid, err := firewallEnv(getenv)
 	if err != nil {
-		log.Error("gate -firewall: invalid environment", "err", fmt.Errorf("GATE_UID: %w", err))
+		log.Error("gate -firewall: invalid environment", "err", err)
 		return 1
 	}
 	if err := install(uid); err != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 func TestRealMain(t *testing.T) {
@@ -59,7 +59,7 @@ func TestFirewallOnly(t *testing.T) {
 	var stderr bytes.Buffer
 	require.Equal(t, 0, firewallOnly(getenv(map[string]string{"GATE_UID": "64250"}), install, &stderr))
 	require.Equal(t, 0, firewallOnly(getenv(nil), install, &stderr))
-	require.Equal(t, []uint32{64250, sandbox.DefaultGateUID}, got)
+	require.Equal(t, []uint32{64250, gatewire.UID}, got)
 	require.Contains(t, stderr.String(), "firewall installed and verified")
 
 	stderr.Reset()

@@ -1,18 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
 	"strings"
 	"time"
 
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/gatewire"
+	"github.com/sandgate/sandgate/ports"
 )
 
 // maxReportInterval caps the time between verdict reports. Reports follow
@@ -23,56 +19,14 @@ import (
 const maxReportInterval = 5 * time.Second
 
 // reporter delivers one verdict report.
-type reporter interface {
-	// Report sends r and classifies the answer like a fetch: fetched (the
-	// control plane took it), revoked (401) or failed. err never contains
-	// the token.
-	Report(ctx context.Context, r gateconfig.Report) (outcome, error)
-}
-
-// httpReporter POSTs reports with the gate token on the fetcher's kind of
-// client.
-type httpReporter struct {
-	url, token string
-	client     *http.Client
-}
-
-func newHTTPReporter(url, token string) *httpReporter {
-	return &httpReporter{url: url, token: token, client: controlPlaneClient()}
-}
-
-func (h *httpReporter) Report(ctx context.Context, r gateconfig.Report) (outcome, error) {
-	body, err := json.Marshal(r)
-	if err != nil {
-		return failed, fmt.Errorf("verdict report: %w", err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader(body))
-	if err != nil {
-		return failed, fmt.Errorf("verdict report request: %w", err)
-	}
-	req.Header.Set("Authorization", "Bearer "+h.token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := h.client.Do(req)
-	if err != nil {
-		return failed, fmt.Errorf("verdict report: %w", err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-	switch {
-	case resp.StatusCode == http.StatusUnauthorized:
-		return revoked, errors.New("verdict report: 401 unauthorized: the gate token is revoked")
-	case resp.StatusCode/100 != 2:
-		return failed, fmt.Errorf("verdict report: status %d", resp.StatusCode)
-	}
-	return fetched, nil
-}
+type reporter = ports.GateReporter
 
 // reportLoop sends the tally's counts every interval, and once more when
 // the gate stops. A failed report is put back into the tally (it saturates,
 // so memory stays bounded however long the control plane is away); a 401
 // ends reporting, since the token will never be accepted again.
 type reportLoop struct {
-	tally    *gateconfig.Tally
+	tally    *gatewire.Tally
 	send     reporter
 	interval time.Duration
 	log      *slog.Logger
@@ -116,7 +70,7 @@ func (l *reportLoop) flush(ctx context.Context) {
 }
 
 // summary renders a report for a log line: "denied/not-allowed=2 …".
-func summary(r gateconfig.Report) string {
+func summary(r gatewire.Report) string {
 	parts := make([]string, 0, len(r.Verdicts))
 	for _, v := range r.Verdicts {
 		parts = append(parts, fmt.Sprintf("%s/%s=%d", v.Verdict, v.Reason, v.Count))

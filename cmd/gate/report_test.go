@@ -5,14 +5,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/adapters/httpapi"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // fakeReporter answers with the scripted outcomes in turn (fetched once the
@@ -20,10 +20,10 @@ import (
 type fakeReporter struct {
 	mu     sync.Mutex
 	script []outcome
-	sent   []gateconfig.Report
+	sent   []gatewire.Report
 }
 
-func (f *fakeReporter) Report(_ context.Context, r gateconfig.Report) (outcome, error) {
+func (f *fakeReporter) Report(_ context.Context, r gatewire.Report) (outcome, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.sent = append(f.sent, r)
@@ -38,38 +38,38 @@ func (f *fakeReporter) Report(_ context.Context, r gateconfig.Report) (outcome, 
 	return o, nil
 }
 
-func (f *fakeReporter) reports() []gateconfig.Report {
+func (f *fakeReporter) reports() []gatewire.Report {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]gateconfig.Report(nil), f.sent...)
+	return append([]gatewire.Report(nil), f.sent...)
 }
 
-func denied(n int64) gateconfig.Report {
-	return gateconfig.Report{Verdicts: []gateconfig.VerdictCount{
-		{Verdict: gateconfig.VerdictDenied, Reason: gateconfig.ReasonNotAllowed, Count: n}}}
+func denied(n int64) gatewire.Report {
+	return gatewire.Report{Verdicts: []gatewire.VerdictCount{
+		{Verdict: gatewire.VerdictDenied, Reason: gatewire.ReasonNotAllowed, Count: n}}}
 }
 
 func TestReportLoopFlush(t *testing.T) {
 	t.Parallel()
 	log, _ := testLogger(t)
 	f := &fakeReporter{script: []outcome{failed, fetched, revoked}}
-	l := &reportLoop{tally: &gateconfig.Tally{}, send: f, interval: time.Hour, log: log}
+	l := &reportLoop{tally: &gatewire.Tally{}, send: f, interval: time.Hour, log: log}
 	ctx := context.Background()
 
 	l.flush(ctx)
 	require.Empty(t, f.reports(), "an empty tally sends nothing")
 
-	l.tally.Add(false, gateconfig.ReasonNotAllowed)
+	l.tally.Add(false, gatewire.ReasonNotAllowed)
 	l.flush(ctx) // fails: the count is kept
-	l.tally.Add(false, gateconfig.ReasonNotAllowed)
+	l.tally.Add(false, gatewire.ReasonNotAllowed)
 	l.flush(ctx) // carries both
-	require.Equal(t, []gateconfig.Report{denied(1), denied(2)}, f.reports())
+	require.Equal(t, []gatewire.Report{denied(1), denied(2)}, f.reports())
 	require.True(t, l.tally.Take().Empty())
 
-	l.tally.Add(false, gateconfig.ReasonNotAllowed)
+	l.tally.Add(false, gatewire.ReasonNotAllowed)
 	l.flush(ctx) // 401: reporting stops for good
 	require.True(t, l.revoked)
-	l.tally.Add(false, gateconfig.ReasonNotAllowed)
+	l.tally.Add(false, gatewire.ReasonNotAllowed)
 	l.flush(ctx)
 	require.Len(t, f.reports(), 3)
 
@@ -86,11 +86,11 @@ func TestReportLoopRunsEveryInterval(t *testing.T) {
 	t.Parallel()
 	log, _ := testLogger(t)
 	f := &fakeReporter{}
-	l := &reportLoop{tally: &gateconfig.Tally{}, send: f, interval: 10 * time.Millisecond, log: log}
+	l := &reportLoop{tally: &gatewire.Tally{}, send: f, interval: 10 * time.Millisecond, log: log}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { l.run(ctx); close(done) }()
-	l.tally.Add(false, gateconfig.ReasonNotAllowed)
+	l.tally.Add(false, gatewire.ReasonNotAllowed)
 	require.Eventually(t, func() bool { return len(f.reports()) == 1 }, 5*time.Second, 5*time.Millisecond)
 	cancel()
 	<-done
@@ -102,7 +102,7 @@ func TestHTTPReporter(t *testing.T) {
 	var (
 		mu          sync.Mutex
 		status      = http.StatusNoContent
-		got         gateconfig.Report
+		got         gatewire.Report
 		auth, route string
 		decodeErr   error
 	)
@@ -118,10 +118,8 @@ func TestHTTPReporter(t *testing.T) {
 		w.WriteHeader(status)
 	}))
 	t.Cleanup(srv.Close)
-	u, err := url.Parse(srv.URL)
-	require.NoError(t, err)
-	s := settings{ControlPlane: u}
-	h := newHTTPReporter(s.ReportURL(), testToken)
+	s := gatewire.Env{ControlPlane: srv.URL}
+	h := httpapi.NewGateReportClient(s.ReportURL(), testToken)
 	for _, tt := range []struct {
 		status int
 		want   outcome
@@ -164,8 +162,8 @@ func TestShutdownReports(t *testing.T) {
 		require.FailNow(t, "never ready")
 	}
 	require.NotNil(t, g.proxy.opts.Verdicts, "the proxy counts into the gate's tally")
-	g.proxy.opts.Verdicts.Add(false, gateconfig.ReasonNotAllowed)
+	g.proxy.opts.Verdicts.Add(false, gatewire.ReasonNotAllowed)
 	g.stop()
 	require.NoError(t, g.wait(t))
-	require.Equal(t, []gateconfig.Report{denied(1)}, f.reports())
+	require.Equal(t, []gatewire.Report{denied(1)}, f.reports())
 }

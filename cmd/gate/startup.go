@@ -12,7 +12,8 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/adapters/httpapi"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // shutdownGrace bounds the proxy's shutdown and the telemetry flush.
@@ -49,7 +50,7 @@ type system interface {
 
 // egressProxy is what the gate needs of adapters/proxy.Proxy.
 type egressProxy interface {
-	SetConfig(cfg gateconfig.Config) error
+	SetConfig(cfg gatewire.Config) error
 	Revoke()
 	CACertPEM() []byte
 	Serve(ln net.Listener) error
@@ -63,7 +64,7 @@ type proxyOptions struct {
 	Logger    *slog.Logger
 	SessionID string
 	// Verdicts counts the proxy's verdicts for the reports.
-	Verdicts *gateconfig.Tally
+	Verdicts *gatewire.Tally
 	// TunnelIdle is GATE_TUNNEL_IDLE_TIMEOUT (0: the proxy's default).
 	TunnelIdle time.Duration
 }
@@ -86,11 +87,11 @@ type deps struct {
 // C-FW-1, each failure returning before anything listens (fail closed), then
 // the proxy and the config loop. It returns nil after a clean shutdown. The
 // firewall rules stay when it returns: a dead gate fails closed.
-func serve(ctx context.Context, s settings, d deps) (err error) {
+func serve(ctx context.Context, s gatewire.Env, d deps) (err error) {
 	if err := secure(s, d.sys); err != nil {
 		return err
 	}
-	deny, err := d.sys.DenyList(ctx, s.ControlPlane.Hostname())
+	deny, err := d.sys.DenyList(ctx, s.ControlPlaneHost())
 	if err != nil {
 		return fmt.Errorf("deny list: %w", err)
 	}
@@ -105,7 +106,7 @@ func serve(ctx context.Context, s settings, d deps) (err error) {
 			d.log.Warn("telemetry flush failed", "err", serr)
 		}
 	}()
-	tally := &gateconfig.Tally{}
+	tally := &gatewire.Tally{}
 	p, err := d.newProxy(proxyOptions{Deny: deny, Tracer: tp, Logger: d.log, SessionID: string(s.SessionID), Verdicts: tally, TunnelIdle: s.TunnelIdle})
 	if err != nil {
 		return fmt.Errorf("proxy: %w", err)
@@ -121,7 +122,7 @@ func serve(ctx context.Context, s settings, d deps) (err error) {
 // directory and the privilege drop. With GATE_FIREWALL=preinstalled an
 // init step did the firewall; the gate then only checks that it holds no
 // privilege and clears the CA file an earlier run of it left.
-func secure(s settings, sys system) error {
+func secure(s gatewire.Env, sys system) error {
 	if s.FirewallPreinstalled {
 		if err := sys.VerifyUnprivileged(s.UID, s.GID); err != nil {
 			return fmt.Errorf("GATE_FIREWALL=preinstalled: %w", err)
@@ -146,12 +147,12 @@ func secure(s settings, sys system) error {
 // run serves the proxy on ln, keeps its config fresh and reports the
 // verdicts counted in tally until ctx is done or the proxy fails; then it
 // shuts the proxy down within shutdownGrace and sends a last report.
-func run(ctx context.Context, s settings, d deps, p egressProxy, ln net.Listener, tally *gateconfig.Tally) error {
+func run(ctx context.Context, s gatewire.Env, d deps, p egressProxy, ln net.Listener, tally *gatewire.Tally) error {
 	served := make(chan error, 1)
 	go func() { served <- p.Serve(ln) }()
 	f := d.fetcher
 	if f == nil {
-		f = newHTTPFetcher(s.ConfigURL(), s.Token)
+		f = httpapi.NewGateConfigClient(s.ConfigURL(), s.Token)
 	}
 	l := &loop{
 		fetch: f, proxy: p, caFile: s.CAFile, interval: s.FetchInterval,
@@ -159,7 +160,7 @@ func run(ctx context.Context, s settings, d deps, p egressProxy, ln net.Listener
 	}
 	rep := d.reporter
 	if rep == nil {
-		rep = newHTTPReporter(s.ReportURL(), s.Token)
+		rep = httpapi.NewGateReportClient(s.ReportURL(), s.Token)
 	}
 	rl := &reportLoop{tally: tally, send: rep, interval: min(s.FetchInterval, maxReportInterval), log: d.log}
 	lctx, stopLoop := context.WithCancel(ctx)

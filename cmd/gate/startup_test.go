@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"net/url"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // fixedFetcher answers every fetch with one config body.
@@ -29,7 +30,7 @@ type gateRun struct {
 	err   chan error
 	stop  context.CancelFunc
 	// settings are what serve gets; configure may change them.
-	settings settings
+	settings gatewire.Env
 }
 
 func startGate(t *testing.T, failStep string, configure func(g *gateRun, d *deps)) *gateRun {
@@ -40,10 +41,8 @@ func startGate(t *testing.T, failStep string, configure func(g *gateRun, d *deps
 		rec: rec, sys: &fakeSystem{rec: rec, fail: failStep}, proxy: newFakeProxy(rec),
 		ready: make(chan struct{}), err: make(chan error, 1),
 	}
-	u, err := url.Parse("http://executor:8080")
-	require.NoError(t, err)
-	g.settings = settings{
-		ControlPlane: u, Token: testToken, SessionID: testSID, UID: 64250, GID: 64250,
+	g.settings = gatewire.Env{
+		ControlPlane: "http://executor:8080", Token: testToken, SessionID: testSID, UID: 64250, GID: 64250,
 		FetchInterval: time.Hour, CAFile: filepath.Join(t.TempDir(), "ca.pem"),
 	}
 	d := deps{

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // MaxBodyBytes is the largest request body the gate substitutes in
@@ -55,7 +55,7 @@ func (b Bound) IDs() []string {
 
 // Substituter replaces the placeholders of the bound credentials enabled at
 // loc by their secrets. Every other placeholder travels literally.
-func (b Bound) Substituter(loc gateconfig.Location) *Replacer {
+func (b Bound) Substituter(loc gatewire.Location) *Replacer {
 	var pairs []pair
 	for _, c := range b.creds {
 		if c.Enabled(loc) {

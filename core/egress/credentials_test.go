@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 func target(t *testing.T, hostport string) Target {
@@ -24,16 +24,16 @@ func TestCredentialsBinding(t *testing.T) {
 
 	b := p.Credentials(target(t, "api.example.com:443"))
 	require.Equal(t, []string{"c1", "c2"}, b.IDs())
-	out, used := b.Substituter(gateconfig.LocationHeaders).ReplaceString(in)
+	out, used := b.Substituter(gatewire.LocationHeaders).ReplaceString(in)
 	require.Equal(t, "Bearer "+secret1+" "+secret2, out)
 	require.Equal(t, []string{"c1", "c2"}, used)
-	out, used = b.Substituter(gateconfig.LocationBody).ReplaceString(in)
+	out, used = b.Substituter(gatewire.LocationBody).ReplaceString(in)
 	require.Equal(t, "Bearer "+secret1+" "+ph2, out, "c2 is not enabled for bodies")
 	require.Equal(t, []string{"c1"}, used)
 
 	b = p.Credentials(target(t, "x.example.com:443"))
 	require.Equal(t, []string{"c2"}, b.IDs())
-	out, _ = b.Substituter(gateconfig.LocationHeaders).ReplaceString(in)
+	out, _ = b.Substituter(gatewire.LocationHeaders).ReplaceString(in)
 	require.Equal(t, "Bearer "+ph1+" "+secret2, out, "c1 is not bound to x.example.com")
 
 	b = p.Credentials(target(t, "10.9.9.9:80"))
@@ -42,7 +42,7 @@ func TestCredentialsBinding(t *testing.T) {
 	// Admitted but unbound: placeholders travel literally, the tunnel stays opaque.
 	b = p.Credentials(target(t, "other.org:443"))
 	require.True(t, b.Empty())
-	out, used = b.Substituter(gateconfig.LocationHeaders).ReplaceString(in)
+	out, used = b.Substituter(gatewire.LocationHeaders).ReplaceString(in)
 	require.Equal(t, in, out)
 	require.Empty(t, used)
 
@@ -77,7 +77,7 @@ func TestRedactor(t *testing.T) {
 func TestSubstituteBody(t *testing.T) {
 	t.Parallel()
 	p := mustCompile(t, testConfig(domain.NetUnrestricted))
-	s := p.Credentials(target(t, "api.example.com:443")).Substituter(gateconfig.LocationBody)
+	s := p.Credentials(target(t, "api.example.com:443")).Substituter(gatewire.LocationBody)
 	out, used, err := SubstituteBody(s, strings.NewReader(`{"key":"`+ph1+`"}`))
 	require.NoError(t, err)
 	require.JSONEq(t, `{"key":"`+secret1+`"}`, string(out))
@@ -112,5 +112,5 @@ func TestCredentialPatterns(t *testing.T) {
 		got = append(got, p.String())
 	}
 	require.Equal(t, []string{"api.example.com", "*.example.com", "10.9.9.9"}, got)
-	require.Empty(t, mustCompile(t, gateconfig.Config{Networking: domain.Networking{Type: domain.NetUnrestricted}}).CredentialPatterns())
+	require.Empty(t, mustCompile(t, gatewire.Config{Networking: domain.Networking{Type: domain.NetUnrestricted}}).CredentialPatterns())
 }

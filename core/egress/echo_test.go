@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // TestRedactorEscapedEchoes: a bound secret echoed JSON-escaped,
@@ -20,7 +20,7 @@ func TestRedactorEscapedEchoes(t *testing.T) {
 	t.Parallel()
 	const secret = "sk-live&<k>/é😀 a+b=c_0123456789"
 	cfg := testConfig(domain.NetUnrestricted)
-	cfg.Credentials[0].Secret = gateconfig.NewSecret(secret)
+	cfg.Credentials[0].Secret = gatewire.NewSecret(secret)
 	r := mustCompile(t, cfg).Credentials(target(t, "api.example.com:443")).Redactor()
 
 	goJSON, err := json.Marshal(secret) // \u0026, \u003c, \u003e

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // FuzzMatchHost: matching never panics, a host that matches has a canonical
@@ -65,7 +65,7 @@ func FuzzSubstitute(f *testing.F) {
 			return
 		}
 		b := p.Credentials(tg)
-		for _, loc := range []gateconfig.Location{gateconfig.LocationHeaders, gateconfig.LocationBody} {
+		for _, loc := range []gatewire.Location{gatewire.LocationHeaders, gatewire.LocationBody} {
 			s := b.Substituter(loc)
 			out, used := s.Replace(in)
 			require.Equal(t, string(out), chunked(s, string(in), max(1, n%64)))

@@ -6,10 +6,11 @@ import (
 	"encoding/binary"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // PlaceholderPrefix starts every placeholder (CONTRACT §0; the same value as
-// sandbox.PlaceholderPrefix).
+// gatewire.PlaceholderPrefix).
 const PlaceholderPrefix = "sgph_"
 
 // placeholderDomain separates this hash from every other use of SHA-256 over
@@ -34,5 +35,5 @@ func Placeholder(sessionID domain.ID, secretName string) string {
 		h.Write(n[:])
 		h.Write([]byte(part))
 	}
-	return PlaceholderPrefix + lowerBase32.EncodeToString(h.Sum(nil)[:16])
+	return gatewire.PlaceholderPrefix + lowerBase32.EncodeToString(h.Sum(nil)[:16])
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // Rules of a verdict that are not an allowed_hosts entry. Together with
@@ -59,16 +59,16 @@ type Policy struct {
 	deny        []netip.Prefix
 }
 
-// credential is a gateconfig.Credential with its host patterns parsed.
+// credential is a gatewire.Credential with its host patterns parsed.
 type credential struct {
-	gateconfig.Credential
+	gatewire.Credential
 	hosts []Pattern
 }
 
 // Compile validates cfg and parses every host pattern. The error names the
-// field and wraps gateconfig.ErrInvalid (and ErrInvalidPattern for a
+// field and wraps gatewire.ErrInvalid (and ErrInvalidPattern for a
 // pattern); the gate then keeps its last good Policy.
-func Compile(cfg gateconfig.Config, opts Options) (*Policy, error) {
+func Compile(cfg gatewire.Config, opts Options) (*Policy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func parsePatterns(field string, entries []string) ([]Pattern, error) {
 	for i, e := range entries {
 		pat, err := ParsePattern(e)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s[%d]: %w", gateconfig.ErrInvalid, field, i, err)
+			return nil, fmt.Errorf("%w: %s[%d]: %w", gatewire.ErrInvalid, field, i, err)
 		}
 		out = append(out, pat)
 	}
@@ -180,17 +180,17 @@ func Decide(p *Policy, hostport string, resolved netip.Addr) Verdict {
 }
 
 // Reason folds the verdict's rule into the bounded set of report reasons
-// (gateconfig.Reason*): the rules that name an allowed_hosts entry or a
+// (gatewire.Reason*): the rules that name an allowed_hosts entry or a
 // floor reason lose the entry, anything unknown becomes "other". Metrics
 // count by it; spans keep the full rule.
 func (v Verdict) Reason() string {
 	switch {
 	case strings.HasPrefix(v.Rule, "allowed_hosts:"):
-		return gateconfig.ReasonAllowedHost
+		return gatewire.ReasonAllowedHost
 	case strings.HasPrefix(v.Rule, "opened:"):
-		return gateconfig.ReasonOpened
+		return gatewire.ReasonOpened
 	case strings.HasPrefix(v.Rule, "floor:"):
-		return gateconfig.ReasonFloor
+		return gatewire.ReasonFloor
 	}
-	return gateconfig.Reason(v.Rule)
+	return gatewire.Reason(v.Rule)
 }

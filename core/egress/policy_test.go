@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/gateconfig"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 var (
@@ -20,17 +20,17 @@ const (
 	secret2 = "SECRET-TWO!"
 )
 
-func testConfig(typ domain.NetworkType, hosts ...string) gateconfig.Config {
-	return gateconfig.Config{
+func testConfig(typ domain.NetworkType, hosts ...string) gatewire.Config {
+	return gatewire.Config{
 		Networking: domain.Networking{Type: typ, AllowedHosts: hosts},
-		Credentials: []gateconfig.Credential{
-			{ID: "c1", Placeholder: ph1, Secret: gateconfig.NewSecret(secret1), AllowedHosts: []string{"api.example.com"}, Locations: []gateconfig.Location{gateconfig.LocationHeaders, gateconfig.LocationBody}},
-			{ID: "c2", Placeholder: ph2, Secret: gateconfig.NewSecret(secret2), AllowedHosts: []string{"*.example.com", "10.9.9.9"}, Locations: []gateconfig.Location{gateconfig.LocationHeaders}},
+		Credentials: []gatewire.Credential{
+			{ID: "c1", Placeholder: ph1, Secret: gatewire.NewSecret(secret1), AllowedHosts: []string{"api.example.com"}, Locations: []gatewire.Location{gatewire.LocationHeaders, gatewire.LocationBody}},
+			{ID: "c2", Placeholder: ph2, Secret: gatewire.NewSecret(secret2), AllowedHosts: []string{"*.example.com", "10.9.9.9"}, Locations: []gatewire.Location{gatewire.LocationHeaders}},
 		},
 	}
 }
 
-func mustCompile(t *testing.T, cfg gateconfig.Config, deny ...string) *Policy {
+func mustCompile(t *testing.T, cfg gatewire.Config, deny ...string) *Policy {
 	t.Helper()
 	var opts Options
 	for _, d := range deny {
@@ -43,11 +43,11 @@ func mustCompile(t *testing.T, cfg gateconfig.Config, deny ...string) *Policy {
 
 func TestCompileRefuses(t *testing.T) {
 	t.Parallel()
-	_, err := Compile(gateconfig.Config{}, Options{})
-	require.ErrorIs(t, err, gateconfig.ErrInvalid)
+	_, err := Compile(gatewire.Config{}, Options{})
+	require.ErrorIs(t, err, gatewire.ErrInvalid)
 	_, err = Compile(testConfig(domain.NetLimited, "127.1"), Options{})
 	require.ErrorIs(t, err, ErrInvalidPattern)
-	require.ErrorIs(t, err, gateconfig.ErrInvalid)
+	require.ErrorIs(t, err, gatewire.ErrInvalid)
 	require.Contains(t, err.Error(), "networking.allowed_hosts[0]")
 	cfg := testConfig(domain.NetLimited)
 	cfg.Credentials[1].AllowedHosts = []string{"ok.com", "*.*.x"}
@@ -129,16 +129,16 @@ func TestDecide(t *testing.T) {
 func TestVerdictReason(t *testing.T) {
 	t.Parallel()
 	tests := map[string]string{
-		"allowed_hosts:api.example.com": gateconfig.ReasonAllowedHost,
-		"opened:10.0.0.0/8":             gateconfig.ReasonOpened,
-		"floor:loopback":                gateconfig.ReasonFloor,
-		RuleNotAllowed:                  gateconfig.ReasonNotAllowed,
-		RuleNoConfig:                    gateconfig.ReasonNoConfig,
-		RuleUnrestricted:                gateconfig.ReasonUnrestricted,
-		RuleInvalidHost:                 gateconfig.ReasonInvalidHost,
-		RuleNonCanonicalIP:              gateconfig.ReasonNonCanonicalIP,
-		RuleDeniedAddress:               gateconfig.ReasonDeniedAddress,
-		"something-new":                 gateconfig.ReasonOther,
+		"allowed_hosts:api.example.com": gatewire.ReasonAllowedHost,
+		"opened:10.0.0.0/8":             gatewire.ReasonOpened,
+		"floor:loopback":                gatewire.ReasonFloor,
+		RuleNotAllowed:                  gatewire.ReasonNotAllowed,
+		RuleNoConfig:                    gatewire.ReasonNoConfig,
+		RuleUnrestricted:                gatewire.ReasonUnrestricted,
+		RuleInvalidHost:                 gatewire.ReasonInvalidHost,
+		RuleNonCanonicalIP:              gatewire.ReasonNonCanonicalIP,
+		RuleDeniedAddress:               gatewire.ReasonDeniedAddress,
+		"something-new":                 gatewire.ReasonOther,
 	}
 	for rule, want := range tests {
 		require.Equal(t, want, Verdict{Rule: rule}.Reason(), rule)

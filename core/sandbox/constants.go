@@ -19,23 +19,6 @@ const (
 	// gate, with the session id verbatim as its value.
 	LabelSession = "dev.sandgate.session"
 
-	// DefaultGateUID is the uid (and gid) the gate drops to and the firewall
-	// admits. Deliberately not 65532, which distroless "nonroot" images use as
-	// their USER: a sandbox running as the gate uid would leave unfiltered.
-	DefaultGateUID = 64250
-	// GateProxyAddr is the gate's proxy on the shared loopback.
-	GateProxyAddr = "127.0.0.1:15080"
-	// GateProxyURL is what the sandbox's proxy variables point at.
-	GateProxyURL = "http://" + GateProxyAddr
-	// GateChain is the gate's own iptables chain in both families.
-	GateChain = "SANDGATE-EGRESS"
-	// GateTokenPrefix starts every gate token.
-	GateTokenPrefix = "sgt_"
-	// PlaceholderPrefix starts every credential placeholder.
-	PlaceholderPrefix = "sgph_"
-	// GateConfigPath is the config endpoint path under the control plane URL.
-	GateConfigPath = "/internal/v1/gate/config"
-
 	// ProvisionReadyTimeout bounds the Kubernetes readiness wait (C-PROV-8).
 	ProvisionReadyTimeout = 2 * time.Minute
 )

@@ -26,19 +26,19 @@ func TestGateSandboxEnv(t *testing.T) {
 	require.NoError(t, ValidateEnv(env), "every name is a valid env name")
 }
 
-func TestGateContainerEnv(t *testing.T) {
+func TestGateSpecEnv(t *testing.T) {
 	t.Parallel()
 	g := GateSpec{ControlplaneURL: "http://10.0.0.1:7070"}
 	require.Equal(t, []string{
 		"GATE_SESSION_ID=ses_a", "CONTROLPLANE_URL=http://10.0.0.1:7070", "GATE_TOKEN=sgt_x", "GATE_UID=64250", "GATE_GID=64250",
 		"GATE_ADDR=127.0.0.1:15080", "GATE_CA_FILE=/run/sandgate/ca.pem",
-	}, GateContainerEnv("ses_a", g, "sgt_x"))
+	}, g.Env("ses_a", "sgt_x").Environ())
 	g.OTelEndpoint = "collector:4317"
-	env := GateContainerEnv("ses_a", g, "sgt_x")
+	env := g.Env("ses_a", "sgt_x").Environ()
 	require.Contains(t, env, "OTEL_EXPORTER_OTLP_ENDPOINT=collector:4317")
 	require.NotContains(t, strings.Join(env, " "), "INSECURE")
 	g.OTelInsecure = true
-	require.Contains(t, GateContainerEnv("ses_a", g, "sgt_x"), "OTEL_EXPORTER_OTLP_INSECURE=true")
+	require.Contains(t, g.Env("ses_a", "sgt_x").Environ(), "OTEL_EXPORTER_OTLP_INSECURE=true")
 }
 
 func TestCABundle(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // Hardening is the containment a provider applies when it creates the
@@ -31,7 +33,7 @@ type Hardening struct {
 	// volumes over WritablePaths.
 	ReadOnlyRootfs bool
 	// RunAsUser overrides the image's user with a numeric uid; nil keeps the
-	// image's USER. A gated sandbox may not run as DefaultGateUID.
+	// image's USER. A gated sandbox may not run as gatewire.UID.
 	RunAsUser *int64
 }
 
@@ -85,7 +87,7 @@ func (h Hardening) Validate(gated bool) error {
 		if u < 0 || u > maxUID {
 			return fmt.Errorf("hardening.run_as_user: %d is outside 0..%d", u, maxUID)
 		}
-		if gated && u == DefaultGateUID {
+		if gated && u == gatewire.UID {
 			return fmt.Errorf("hardening.run_as_user: %d is the gate's uid; a sandbox running as it would bypass the gate's firewall", u)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 func envOf(m map[string]string) func(string) string {
@@ -95,7 +97,7 @@ func FuzzHardeningFromEnv(f *testing.F) {
 func TestHardeningValidate(t *testing.T) {
 	t.Parallel()
 	require.NoError(t, Hardening{}.Validate(true))
-	require.NoError(t, Hardening{RunAsUser: i64(DefaultGateUID)}.Validate(false), "the gate uid only matters behind a gate")
+	require.NoError(t, Hardening{RunAsUser: i64(gatewire.UID)}.Validate(false), "the gate uid only matters behind a gate")
 	for _, tc := range []struct {
 		h     Hardening
 		gated bool
@@ -110,7 +112,7 @@ func TestHardeningValidate(t *testing.T) {
 		{Hardening{CapDrop: []string{"ALL", "KILL"}}, false, "only entry"},
 		{Hardening{RunAsUser: i64(-1)}, false, "run_as_user"},
 		{Hardening{RunAsUser: i64(1 << 31)}, false, "run_as_user"},
-		{Hardening{RunAsUser: i64(DefaultGateUID)}, true, "gate's uid"},
+		{Hardening{RunAsUser: i64(gatewire.UID)}, true, "gate's uid"},
 	} {
 		require.ErrorContains(t, tc.h.Validate(tc.gated), tc.want, "%+v", tc.h)
 	}

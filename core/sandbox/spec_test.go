@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 func validSpec() Spec {
@@ -58,7 +59,7 @@ func TestResolveSpecRejects(t *testing.T) {
 		{"NUL env value", func(s *Spec) { s.Env = map[string]string{"A": "x\x00y"} }, "NUL"},
 		{"bad networking", func(s *Spec) { s.Networking.Type = "wide" }, "networking.type"},
 		{"bad hardening", func(s *Spec) { s.Hardening.PidsLimit = -1 }, "pids_limit"},
-		{"gated gate uid", func(s *Spec) { s.Hardening.RunAsUser = i64(DefaultGateUID); s.Gate = &okGate }, "gate's uid"},
+		{"gated gate uid", func(s *Spec) { s.Hardening.RunAsUser = i64(gatewire.UID); s.Gate = &okGate }, "gate's uid"},
 		{"gate no image", gate(GateSpec{ControlplaneURL: "http://x"}), "gate.image"},
 		{"gate bad url", gate(GateSpec{Image: "g", ControlplaneURL: "ftp://x"}), "controlplane_url"},
 		{"gate relative url", gate(GateSpec{Image: "g", ControlplaneURL: "/internal"}), "controlplane_url"},

@@ -12,8 +12,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/gateconfig"
-	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // Sentinels of the session store, matched with errors.Is.
@@ -42,10 +41,10 @@ const (
 	// MaxCredentials bounds the credentials of one session.
 	MaxCredentials = 256
 	// MinSecretBytes and MaxSecretBytes bound one secret: the gate refuses a
-	// config outside gateconfig's bounds, so the store refuses it first
+	// config outside gatewire's bounds, so the store refuses it first
 	// rather than accept a session whose gate could never become ready.
-	MinSecretBytes = gateconfig.MinSecretBytes
-	MaxSecretBytes = gateconfig.MaxSecretBytes
+	MinSecretBytes = gatewire.MinSecretBytes
+	MaxSecretBytes = gatewire.MaxSecretBytes
 	// maxNameLen bounds a credential id and name.
 	maxNameLen = 256
 	// maxCredentialHosts bounds one credential's host list.
@@ -142,10 +141,10 @@ func (c Credential) validate() error {
 	if len(c.Secret) < MinSecretBytes || len(c.Secret) > MaxSecretBytes {
 		return fmt.Errorf("secret: must be %d to %d bytes, got %d", MinSecretBytes, MaxSecretBytes, len(c.Secret))
 	}
-	if strings.Contains(string(c.Secret), sandbox.PlaceholderPrefix) {
+	if strings.Contains(string(c.Secret), gatewire.PlaceholderPrefix) {
 		// It could smuggle a placeholder past the gate's one-pass
 		// substitution; the gate refuses such a config too.
-		return fmt.Errorf("secret: must not contain %q", sandbox.PlaceholderPrefix)
+		return fmt.Errorf("secret: must not contain %q", gatewire.PlaceholderPrefix)
 	}
 	if len(c.AllowedHosts) == 0 || len(c.AllowedHosts) > maxCredentialHosts {
 		return fmt.Errorf("allowed_hosts: must hold 1 to %d hosts, got %d", maxCredentialHosts, len(c.AllowedHosts))

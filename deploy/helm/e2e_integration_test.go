@@ -26,6 +26,7 @@ import (
 	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/executor"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/internal/gatetest"
 )
@@ -144,7 +145,7 @@ func TestChartServesASession(t *testing.T) {
 		`exec 3<>/dev/tcp/127.0.0.1/15080 && printf 'GET http://denied.example/ HTTP/1.1\r\nHost: denied.example\r\nConnection: close\r\n\r\n' >&3 && timeout 20 head -1 <&3`})
 	require.NoError(t, err)
 	require.Equal(t, 0, res.ExitCode, "%+v", res)
-	require.Contains(t, res.Stdout, sandbox.GateProxyURL+"\n")
+	require.Contains(t, res.Stdout, gatewire.ProxyURL+"\n")
 	require.Contains(t, res.Stdout, "HTTP/1.1 403", "the gate answered with its policy")
 	require.NoError(t, c.Delete(ctx, gated, false))
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/adapters/tokenstore"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/session"
 )
 
@@ -42,7 +43,7 @@ func ServeControlPlane(t *testing.T, host, dir string) (*tokenstore.Store, strin
 	report, err := httpapi.NewGateReportHandler(store, nil, nil)
 	require.NoError(t, err)
 	mux := http.NewServeMux()
-	mux.Handle(httpapi.GateReportPath, report)
+	mux.Handle(gatewire.ReportPath, report)
 	mux.Handle("/", httpapi.NewGateConfigHandler(store, store, nil))
 	srv := httptest.NewUnstartedServer(mux)
 	_ = srv.Listener.Close()

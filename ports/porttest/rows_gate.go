@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/ports"
 )
@@ -73,13 +74,13 @@ func gateRows() []row {
 		{"C-GATE-1/proxy-environment", func(t *testing.T, s *suite) {
 			_, sb := s.gated(t)
 			env := sh(t, sb, "env")
-			for _, want := range []string{"HTTP_PROXY=" + sandbox.GateProxyURL, "HTTPS_PROXY=" + sandbox.GateProxyURL,
-				"http_proxy=" + sandbox.GateProxyURL, "https_proxy=" + sandbox.GateProxyURL,
-				"NODE_USE_ENV_PROXY=1", "SSL_CERT_FILE=" + sandbox.SandboxCABundle} {
+			for _, want := range []string{"HTTP_PROXY=" + gatewire.ProxyURL, "HTTPS_PROXY=" + gatewire.ProxyURL,
+				"http_proxy=" + gatewire.ProxyURL, "https_proxy=" + gatewire.ProxyURL,
+				"NODE_USE_ENV_PROXY=1", "SSL_CERT_FILE=" + gatewire.SandboxCABundle} {
 				require.Contains(t, strings.Split(env, "\n"), want)
 			}
 			require.Contains(t, strings.Split(env, "\n"), "NO_PROXY=")
-			require.NotContains(t, env, sandbox.GateTokenPrefix, "the gate token never enters the sandbox")
+			require.NotContains(t, env, gatewire.TokenPrefix, "the gate token never enters the sandbox")
 		}},
 		{"C-GATE-2/adoption-mints-nothing", func(t *testing.T, s *suite) {
 			spec, sb := s.gated(t)
@@ -122,12 +123,12 @@ func gateRows() []row {
 		}},
 		{"B-1/session-ca-trusted", func(t *testing.T, s *suite) {
 			_, sb := s.gated(t)
-			ca := readBack(t, sb, sandbox.SandboxCACert)
+			ca := readBack(t, sb, gatewire.SandboxCACert)
 			require.Contains(t, string(ca), "BEGIN CERTIFICATE")
 			// The image's own roots (none in a minimal image) with the CA
 			// appended, never replaced by it.
-			system := sh(t, sb, "cat "+sandbox.SystemCABundle+" 2>/dev/null || true")
-			bundle := readBack(t, sb, sandbox.SandboxCABundle)
+			system := sh(t, sb, "cat "+gatewire.SystemCABundle+" 2>/dev/null || true")
+			bundle := readBack(t, sb, gatewire.SandboxCABundle)
 			require.Equal(t, string(sandbox.CABundle([]byte(system), ca)), string(bundle))
 		}},
 		{"B-2/gate-uid-image-refused", func(t *testing.T, s *suite) {

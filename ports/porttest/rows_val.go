@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/ports"
 )
@@ -56,7 +57,7 @@ func valRows() []row {
 		}},
 		{"C-VAL-1/gated-as-gate-uid", func(t *testing.T, s *suite) {
 			spec := s.spec(t)
-			uid := int64(sandbox.DefaultGateUID)
+			uid := int64(gatewire.UID)
 			tokens := &recordingTokens{}
 			spec.Hardening.RunAsUser = &uid
 			spec.Gate = &sandbox.GateSpec{Image: s.h.Image, ControlplaneURL: "http://127.0.0.1:9"}

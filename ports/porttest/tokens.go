@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/ports"
 )
 
@@ -34,7 +34,7 @@ func (r *recordingTokens) Generate() string {
 	if r.inner != nil {
 		return r.inner.Generate()
 	}
-	return sandbox.GateTokenPrefix + "porttest"
+	return gatewire.TokenPrefix + "porttest"
 }
 
 func (r *recordingTokens) Persist(ctx context.Context, sid domain.ID, token string) error {

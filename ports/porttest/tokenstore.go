@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/ports"
 	"github.com/stretchr/testify/require"
@@ -66,7 +67,7 @@ func RunTokenStore(t *testing.T, open func(t *testing.T) TokenStoreHarness) {
 func tsUnauthorized(t *testing.T, s ports.TokenStore, token string) {
 	t.Helper()
 	sid, err := s.Authenticate(context.Background(), token)
-	require.ErrorIs(t, err, session.ErrUnauthorized)
+	require.ErrorIs(t, err, gatewire.ErrUnauthorized)
 	require.Empty(t, sid)
 	if len(token) > 8 {
 		require.NotContains(t, err.Error(), token[4:], "the error must not quote the token")
@@ -85,7 +86,7 @@ func tsGenerate(t *testing.T, h TokenStoreHarness) {
 	a, b := h.Store.Generate(), h.Store.Generate()
 	require.NotEqual(t, a, b)
 	for _, tok := range []string{a, b} {
-		require.NoError(t, session.ValidateToken(tok))
+		require.NoError(t, gatewire.ValidateToken(tok))
 		tsUnauthorized(t, h.Store, tok)
 	}
 }
@@ -146,7 +147,7 @@ func tsTokenNotStored(t *testing.T, h TokenStoreHarness) {
 	tok := h.Store.Generate()
 	require.NoError(t, h.Store.Persist(context.Background(), sid, tok))
 	dump := h.Dump(t)
-	require.True(t, bytes.Contains(dump, []byte(session.TokenHash(tok))), "the dump must show the stored hash")
+	require.True(t, bytes.Contains(dump, []byte(gatewire.TokenHash(tok))), "the dump must show the stored hash")
 	require.False(t, bytes.Contains(dump, []byte(tok[len(tok)-40:])), "the plaintext token is stored")
 }
 
@@ -174,7 +175,7 @@ func tsConcurrentPersist(t *testing.T, h TokenStoreHarness) {
 			require.Equal(t, sid, got)
 			live++
 		} else {
-			require.ErrorIs(t, err, session.ErrUnauthorized)
+			require.ErrorIs(t, err, gatewire.ErrUnauthorized)
 		}
 	}
 	require.Equal(t, 1, live, "exactly one live token per session")
@@ -195,7 +196,7 @@ func tsBadInput(t *testing.T, h TokenStoreHarness) {
 	badTokens := []string{"", "sgt_", tok[4:], "sgx_" + tok[4:], tok[:len(tok)-1], tok + "0", strings.ToUpper(tok), tok[:len(tok)-1] + "'"}
 	for _, bad := range badTokens {
 		err := h.Store.Persist(ctx, good, bad)
-		require.ErrorIs(t, err, session.ErrInvalidToken)
+		require.ErrorIs(t, err, gatewire.ErrInvalidToken)
 		if len(bad) > 8 {
 			require.NotContains(t, err.Error(), bad[4:])
 		}
@@ -220,11 +221,11 @@ func tsSession(sid domain.ID) session.Session {
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"api.example.com", "*.example.org", "10.0.0.0/8"}},
 		Credentials: []session.Credential{
 			{
-				ID: "cred_gh", Name: "GITHUB_TOKEN", Secret: session.Secret("ghp_" + session.NewToken()),
+				ID: "cred_gh", Name: "GITHUB_TOKEN", Secret: session.Secret("ghp_" + gatewire.NewToken()),
 				AllowedHosts: []string{"api.github.com"}, Locations: []session.Location{session.LocationHeaders},
 			},
 			{
-				ID: "cred_ai", Name: "OPENAI_API_KEY", Secret: session.Secret("sk-" + session.NewToken() + " with 'quotes' and ünïcode"),
+				ID: "cred_ai", Name: "OPENAI_API_KEY", Secret: session.Secret("sk-" + gatewire.NewToken() + " with 'quotes' and ünïcode"),
 				AllowedHosts: []string{"api.openai.com", "*.openai.com"}, Locations: []session.Location{session.LocationBody, session.LocationHeaders},
 			},
 		},

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/adapters/firewall"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 const timeout = 3 * time.Second
@@ -73,7 +74,7 @@ func install(uid string) error {
 			fmt.Println(name, "off")
 			continue
 		}
-		for _, chain := range []string{firewall.Chain, "OUTPUT"} {
+		for _, chain := range []string{gatewire.Chain, "OUTPUT"} {
 			lines, err := t.List("filter", chain)
 			if err != nil {
 				return err

@@ -1,4 +1,4 @@
-package egress
+package session
 
 import (
 	"encoding/json"
@@ -8,64 +8,64 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/gateconfig"
-	"github.com/sandgate/sandgate/core/session"
+	"github.com/sandgate/sandgate/core/egress"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 func TestConfigFor(t *testing.T) {
 	t.Parallel()
 	const sid = domain.ID("ses_0123456789abcdefghjkmnpq")
-	gh := session.Credential{
+	gh := Credential{
 		ID: "cred_gh", Name: "GITHUB_TOKEN", Secret: "ghp_secretvalue1",
 		AllowedHosts: []string{"api.github.com", "*.githubusercontent.com"},
-		Locations:    []session.Location{session.LocationHeaders},
+		Locations:    []Location{LocationHeaders},
 	}
-	oa := session.Credential{
+	oa := Credential{
 		ID: "cred_oa", Name: "OPENAI_KEY", Secret: "sk-secretvalue2",
 		AllowedHosts: []string{"api.openai.com"},
-		Locations:    []session.Location{session.LocationHeaders, session.LocationBody},
+		Locations:    []Location{LocationHeaders, LocationBody},
 	}
 	for _, tc := range []struct {
 		name string
-		in   session.Session
-		want gateconfig.Config
+		in   Session
+		want gatewire.Config
 	}{
 		{
 			name: "empty type reads as unrestricted",
-			in:   session.Session{ID: sid},
-			want: gateconfig.Config{
+			in:   Session{ID: sid},
+			want: gatewire.Config{
 				Networking:  domain.Networking{Type: domain.NetUnrestricted},
-				Credentials: []gateconfig.Credential{},
+				Credentials: []gatewire.Credential{},
 			},
 		},
 		{
 			name: "limited with hosts and no credentials",
-			in: session.Session{ID: sid, Networking: domain.Networking{
+			in: Session{ID: sid, Networking: domain.Networking{
 				Type: domain.NetLimited, AllowedHosts: []string{"example.com", "10.0.0.0/8"},
 			}},
-			want: gateconfig.Config{
+			want: gatewire.Config{
 				Networking:  domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"example.com", "10.0.0.0/8"}},
-				Credentials: []gateconfig.Credential{},
+				Credentials: []gatewire.Credential{},
 			},
 		},
 		{
 			name: "credentials in stored order",
-			in: session.Session{ID: sid, Networking: domain.Networking{Type: domain.NetUnrestricted},
-				Credentials: []session.Credential{gh, oa}},
-			want: gateconfig.Config{
+			in: Session{ID: sid, Networking: domain.Networking{Type: domain.NetUnrestricted},
+				Credentials: []Credential{gh, oa}},
+			want: gatewire.Config{
 				Networking: domain.Networking{Type: domain.NetUnrestricted},
-				Credentials: []gateconfig.Credential{
+				Credentials: []gatewire.Credential{
 					{
-						ID: "cred_gh", Placeholder: Placeholder(sid, "GITHUB_TOKEN"),
-						Secret:       gateconfig.NewSecret("ghp_secretvalue1"),
+						ID: "cred_gh", Placeholder: egress.Placeholder(sid, "GITHUB_TOKEN"),
+						Secret:       gatewire.NewSecret("ghp_secretvalue1"),
 						AllowedHosts: []string{"api.github.com", "*.githubusercontent.com"},
-						Locations:    []gateconfig.Location{gateconfig.LocationHeaders},
+						Locations:    []gatewire.Location{gatewire.LocationHeaders},
 					},
 					{
-						ID: "cred_oa", Placeholder: Placeholder(sid, "OPENAI_KEY"),
-						Secret:       gateconfig.NewSecret("sk-secretvalue2"),
+						ID: "cred_oa", Placeholder: egress.Placeholder(sid, "OPENAI_KEY"),
+						Secret:       gatewire.NewSecret("sk-secretvalue2"),
 						AllowedHosts: []string{"api.openai.com"},
-						Locations:    []gateconfig.Location{gateconfig.LocationHeaders, gateconfig.LocationBody},
+						Locations:    []gatewire.Location{gatewire.LocationHeaders, gatewire.LocationBody},
 					},
 				},
 			},
@@ -79,7 +79,7 @@ func TestConfigFor(t *testing.T) {
 			require.NoError(t, got.Validate())
 			body, err := json.Marshal(got)
 			require.NoError(t, err)
-			parsed, err := gateconfig.Parse(body)
+			parsed, err := gatewire.Parse(body)
 			require.NoError(t, err)
 			require.Equal(t, got, parsed)
 			// Stable across calls: a re-provisioned sandbox keeps its
@@ -91,9 +91,9 @@ func TestConfigFor(t *testing.T) {
 
 func TestConfigForPlaceholderIsPinned(t *testing.T) {
 	t.Parallel()
-	s := session.Session{ID: "ses_abc", Credentials: []session.Credential{{
+	s := Session{ID: "ses_abc", Credentials: []Credential{{
 		ID: "c1", Name: "api-key", Secret: "secretvalue",
-		AllowedHosts: []string{"example.com"}, Locations: []session.Location{session.LocationBody},
+		AllowedHosts: []string{"example.com"}, Locations: []Location{LocationBody},
 	}}}
 	// The same value TestPlaceholder pins: the credential's name, not its
 	// id, feeds the derivation.
@@ -104,12 +104,12 @@ func TestConfigForPlaceholderIsPinned(t *testing.T) {
 
 func TestConfigForDoesNotAlias(t *testing.T) {
 	t.Parallel()
-	s := session.Session{
+	s := Session{
 		ID:         "ses_abc",
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"a.example"}},
-		Credentials: []session.Credential{{
+		Credentials: []Credential{{
 			ID: "c1", Name: "n", Secret: "secretvalue",
-			AllowedHosts: []string{"b.example"}, Locations: []session.Location{session.LocationHeaders},
+			AllowedHosts: []string{"b.example"}, Locations: []Location{LocationHeaders},
 		}},
 	}
 	got := ConfigFor(s)
@@ -121,9 +121,9 @@ func TestConfigForDoesNotAlias(t *testing.T) {
 
 func TestConfigForSecretRedacted(t *testing.T) {
 	t.Parallel()
-	s := session.Session{ID: "ses_abc", Credentials: []session.Credential{{
+	s := Session{ID: "ses_abc", Credentials: []Credential{{
 		ID: "c1", Name: "n", Secret: "topsecretvalue",
-		AllowedHosts: []string{"example.com"}, Locations: []session.Location{session.LocationHeaders},
+		AllowedHosts: []string{"example.com"}, Locations: []Location{LocationHeaders},
 	}}}
 	got := ConfigFor(s)
 	require.Equal(t, "topsecretvalue", got.Credentials[0].Secret.Reveal())

@@ -1,4 +1,4 @@
-package gateconfig
+package gatewire
 
 import (
 	"fmt"

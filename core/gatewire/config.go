@@ -1,16 +1,4 @@
-// Package gateconfig is the wire contract between the egress gate and its
-// config endpoint, GET <ControlplaneURL>/internal/v1/gate/config (JSON,
-// snake_case, Bearer gate token): the session's networking policy and the
-// credentials the gate substitutes at egress.
-//
-// The gate fetches this document at start and periodically (CONTRACT C-GW-1).
-// It must keep its last good config whenever a fetched one fails Parse,
-// Validate or egress.Compile: a malformed config never replaces a working
-// one, and before the first good one the gate denies everything.
-//
-// Secrets travel only inside Secret, which redacts itself from every printing
-// path; no error of this package quotes a secret.
-package gateconfig
+package gatewire
 
 import (
 	"errors"

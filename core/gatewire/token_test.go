@@ -1,4 +1,4 @@
-package session
+package gatewire
 
 import (
 	"crypto/sha256"

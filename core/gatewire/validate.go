@@ -1,4 +1,4 @@
-package gateconfig
+package gatewire
 
 import (
 	"bytes"
@@ -27,9 +27,6 @@ const (
 	MaxSecretBytes = 8 << 10
 	// maxIDLen bounds ids and the version: they reach span attributes.
 	maxIDLen = 128
-	// placeholderPrefix mirrors sandbox.PlaceholderPrefix (CONTRACT §0);
-	// core/sandbox is not imported for one constant.
-	placeholderPrefix = "sgph_"
 	// min/maxPlaceholderBody bound the encoded part after the prefix.
 	minPlaceholderBody = 16
 	maxPlaceholderBody = 64
@@ -110,13 +107,13 @@ func (cr Credential) validate() error {
 	case cr.ID == "" || len(cr.ID) > maxIDLen || !idChars(cr.ID):
 		return &fieldError{"id", fmt.Sprintf("%.64q: want 1 to %d characters of [A-Za-z0-9._-]", cr.ID, maxIDLen)}
 	case !validPlaceholder(cr.Placeholder):
-		return &fieldError{"placeholder", fmt.Sprintf("%.64q: want %q and %d to %d characters of [a-z0-9]", cr.Placeholder, placeholderPrefix, minPlaceholderBody, maxPlaceholderBody)}
+		return &fieldError{"placeholder", fmt.Sprintf("%.64q: want %q and %d to %d characters of [a-z0-9]", cr.Placeholder, PlaceholderPrefix, minPlaceholderBody, maxPlaceholderBody)}
 	case cr.Secret.Len() < MinSecretBytes || cr.Secret.Len() > MaxSecretBytes:
 		return &fieldError{"secret", fmt.Sprintf("%d bytes, want %d to %d", cr.Secret.Len(), MinSecretBytes, MaxSecretBytes)}
-	case strings.Contains(cr.Secret.Reveal(), placeholderPrefix):
+	case strings.Contains(cr.Secret.Reveal(), PlaceholderPrefix):
 		// A secret that contained a placeholder could smuggle one past the
 		// one-pass substitution and confuse echo redaction.
-		return &fieldError{"secret", fmt.Sprintf("must not contain %q", placeholderPrefix)}
+		return &fieldError{"secret", fmt.Sprintf("must not contain %q", PlaceholderPrefix)}
 	case len(cr.AllowedHosts) == 0 || len(cr.AllowedHosts) > MaxCredentialHosts:
 		return &fieldError{"allowed_hosts", fmt.Sprintf("%d entries, want 1 to %d", len(cr.AllowedHosts), MaxCredentialHosts)}
 	case len(cr.Locations) == 0:
@@ -136,7 +133,7 @@ func (cr Credential) validate() error {
 }
 
 func validPlaceholder(p string) bool {
-	body, ok := strings.CutPrefix(p, placeholderPrefix)
+	body, ok := strings.CutPrefix(p, PlaceholderPrefix)
 	if !ok || len(body) < minPlaceholderBody || len(body) > maxPlaceholderBody {
 		return false
 	}

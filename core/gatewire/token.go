@@ -1,4 +1,4 @@
-package session
+package gatewire
 
 import (
 	"crypto/rand"
@@ -7,16 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/sandgate/sandgate/core/sandbox"
 )
 
-// A gate token is GateTokenPrefix + 32 random bytes in lower-case hex
+// A gate token is TokenPrefix + 32 random bytes in lower-case hex
 // (CONTRACT §0). Only its SHA-256 (TokenHash) is ever stored.
 const (
 	tokenRandomBytes = 32
 	// TokenLen is the length of every gate token.
-	TokenLen = len(sandbox.GateTokenPrefix) + 2*tokenRandomBytes
+	TokenLen = len(TokenPrefix) + 2*tokenRandomBytes
 )
 
 var (
@@ -31,23 +29,23 @@ var (
 func NewToken() string {
 	var b [tokenRandomBytes]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand: it crashes the program instead)
-	return sandbox.GateTokenPrefix + hex.EncodeToString(b[:])
+	return TokenPrefix + hex.EncodeToString(b[:])
 }
 
 // ValidateToken checks the shape of a gate token: the prefix, the length and
 // lower-case hex. The error wraps ErrInvalidToken and never quotes the token,
 // which may be a real one with a typo.
 func ValidateToken(token string) error {
-	body, ok := strings.CutPrefix(token, sandbox.GateTokenPrefix)
+	body, ok := strings.CutPrefix(token, TokenPrefix)
 	if !ok {
-		return fmt.Errorf("%w: must start with %q", ErrInvalidToken, sandbox.GateTokenPrefix)
+		return fmt.Errorf("%w: must start with %q", ErrInvalidToken, TokenPrefix)
 	}
 	if len(token) != TokenLen {
 		return fmt.Errorf("%w: must be %d characters, got %d", ErrInvalidToken, TokenLen, len(token))
 	}
 	for i := 0; i < len(body); i++ {
 		if c := body[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return fmt.Errorf("%w: character at offset %d is not lower-case hex", ErrInvalidToken, len(sandbox.GateTokenPrefix)+i)
+			return fmt.Errorf("%w: character at offset %d is not lower-case hex", ErrInvalidToken, len(TokenPrefix)+i)
 		}
 	}
 	return nil
