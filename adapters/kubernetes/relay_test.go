@@ -17,11 +17,19 @@ import (
 	"github.com/sandgate/sandgate/core/sandbox"
 )
 
-// runRelay runs the relay with the host's bash, as the sandbox would.
+// runRelay runs the relay around a bare `bash -c cmd` with the host's bash.
 func runRelay(t *testing.T, cmd string) (stdout, stderr string, code int, took time.Duration) {
 	t.Helper()
-	argv := relayArgv([]string{"/bin/bash", "-c", cmd})
+	return runArgv(t, relayArgv([]string{"/bin/bash", "-c", cmd}), nil)
+}
+
+// runArgv runs argv as the sandbox would: env (nil: the test's), and a
+// lifeline on stdin that stays open until t ends.
+func runArgv(t *testing.T, argv, env []string) (stdout, stderr string, code int, took time.Duration) {
+	t.Helper()
 	c := exec.Command(argv[0], argv[1:]...)
+	c.Env = env
+	c.Stdin = lifelinePipe(t)
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
 	start := time.Now()
@@ -56,18 +64,8 @@ func TestRelayStragglerDoesNotHold(t *testing.T) {
 	// Under the wrapper, as Exec runs it: the wrapper closes the exec's own
 	// stderr (fd 8, for its header) before the command starts.
 	argv := relayArgv(sandbox.ExecArgv(sandbox.ExecRequest{Command: "sleep 6 & echo $! >&2; echo hi; exit 3"}, ""))
-	c := exec.Command(argv[0], argv[1:]...)
-	c.Stdin = lifelinePipe(t)
-	var outb, errb bytes.Buffer
-	c.Stdout, c.Stderr = &outb, &errb
-	start := time.Now()
-	err := c.Run()
-	took := time.Since(start)
-	var ee *exec.ExitError
-	require.ErrorAs(t, err, &ee)
-	code := ee.ExitCode()
-	out := outb.String()
-	_, errs, _ := strings.Cut(errb.String(), "\n") // the header
+	out, errb, code, took := runArgv(t, argv, nil)
+	_, errs, _ := strings.Cut(errb, "\n") // the header
 	if pid, err := strconv.Atoi(strings.TrimSpace(errs)); err == nil {
 		_ = syscall.Kill(pid, syscall.SIGKILL) // the straggler outlives the relay by design, not the test
 	}
@@ -92,13 +90,10 @@ func TestRelayAroundWrapperAddsNothing(t *testing.T) {
 	const n = 1 << 20
 	cmd := "head -c 1048576 /dev/zero | tr '\\0' a; head -c 1048576 /dev/zero | tr '\\0' b >&2"
 	argv := relayArgv(sandbox.ExecArgv(sandbox.ExecRequest{Command: cmd, Timeout: 30 * time.Second}, t.TempDir()))
-	c := exec.Command(argv[0], argv[1:]...)
-	c.Stdin = lifelinePipe(t)
-	var out, errb bytes.Buffer
-	c.Stdout, c.Stderr = &out, &errb
-	require.NoError(t, c.Run())
-	require.Equal(t, n, out.Len())
-	header, rest, ok := strings.Cut(errb.String(), "\n")
+	out, errb, code, _ := runArgv(t, argv, nil)
+	require.Equal(t, 0, code)
+	require.Len(t, out, n)
+	header, rest, ok := strings.Cut(errb, "\n")
 	require.True(t, ok)
 	require.True(t, strings.HasPrefix(header, sandbox.HeaderPrefix), "header %q", header)
 	require.Len(t, rest, n, "stderr after the header: %q", tail(rest))
@@ -135,21 +130,12 @@ func TestRelayGivesTheWrapperAGroupWithoutSetsid(t *testing.T) {
 	}
 	cmd := "sleep 8 & echo $!; sleep 8"
 	argv := relayArgv(sandbox.ExecArgv(sandbox.ExecRequest{Command: cmd, Timeout: time.Second}, ""))
-	c := exec.Command(argv[0], argv[1:]...)
-	c.Env = []string{"PATH=" + bin}
-	c.Stdin = lifelinePipe(t)
-	var out, errb bytes.Buffer
-	c.Stdout, c.Stderr = &out, &errb
-	start := time.Now()
-	err := c.Run()
-	took := time.Since(start)
-	var ee *exec.ExitError
-	require.ErrorAs(t, err, &ee, "stderr %q", errb.String())
-	require.Equal(t, 137, ee.ExitCode(), "the wrapper's group was SIGKILLed; stderr %q", errb.String())
+	out, errb, code, took := runArgv(t, argv, []string{"PATH=" + bin})
+	require.Equal(t, 137, code, "the wrapper's group was SIGKILLed; stderr %q", errb)
 	require.Less(t, took, 5*time.Second, "the deadline must end the command")
-	require.Contains(t, errb.String(), "exceeded its 1 s deadline")
-	pid, err := strconv.Atoi(strings.TrimSpace(out.String()))
-	require.NoError(t, err, "stdout %q", out.String())
+	require.Contains(t, errb, "exceeded its 1 s deadline")
+	pid, err := strconv.Atoi(strings.TrimSpace(out))
+	require.NoError(t, err, "stdout %q", out)
 	require.Eventually(t, func() bool { return !alive(pid) }, 2*time.Second, 20*time.Millisecond,
 		"the command's background sleep (pid %d) must die with its group", pid)
 }

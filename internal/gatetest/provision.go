@@ -173,3 +173,19 @@ func (m *recordingTokens) all() []string {
 	defer m.mu.Unlock()
 	return append([]string(nil), m.seen...)
 }
+
+// RequireFamiliesNarrowed checks the probe's "families" result: the
+// families the firewall governs (and unix, netlink) open, every other one —
+// vsock above all, which reaches the host past any firewall — refused by
+// the sandbox's seccomp profile (internal/seccomp) with EPERM.
+func RequireFamiliesNarrowed(t *testing.T, res sandbox.ExecResult) {
+	t.Helper()
+	require.Equal(t, 1, res.ExitCode, "stdout %q stderr %q", res.Stdout, res.Stderr)
+	require.NotContains(t, res.Stdout, "vsock: opened")
+	for _, f := range []string{"unix", "inet", "netlink"} {
+		require.Contains(t, res.Stdout, f+": opened\n", "stdout %q stderr %q", res.Stdout, res.Stderr)
+	}
+	for _, f := range []string{"vsock", "alg", "packet", "tipc"} {
+		require.Contains(t, res.Stdout, f+": operation not permitted\n", "stdout %q", res.Stdout)
+	}
+}
