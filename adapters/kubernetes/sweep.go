@@ -2,15 +2,9 @@ package kubernetes
 
 import (
 	"context"
-	"strings"
-	"time"
 
 	"github.com/sandgate/sandgate/core/sandbox"
 )
-
-// sweepTimeout bounds one sweep: it walks the sandbox's filesystem, and an
-// adoption must not wait on a huge tree for long.
-const sweepTimeout = 20 * time.Second
 
 // sweepOnce removes the stale temporaries an interrupted write left in an
 // adopted pod (issue 11: a kill -9 of the executor mid-upload leaves its
@@ -24,19 +18,17 @@ func (p *Provider) sweepOnce(ctx context.Context, h *handle) {
 	if _, done := p.swept.LoadOrStore(h.uid, struct{}{}); done {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, sweepTimeout)
+	ctx, cancel := context.WithTimeout(ctx, sandbox.SweepTimeout)
 	defer cancel()
-	out := sandbox.NewCapture(64 << 10)
-	code, stderr, err := h.run(ctx, sandbox.SweepArgs(p.opts.StaleTempAge, "/"), nil, out)
-	if err == nil && code != 0 {
-		err = sandbox.ClassifyScript(code, stderr, nil)
-	}
+	n, err := sandbox.Sweep(p.opts.StaleTempAge, func(argv []string, out *sandbox.Capture) (int, string, error) {
+		return h.run(ctx, argv, nil, out)
+	})
 	if err != nil {
 		p.swept.Delete(h.uid)
 		p.opts.Logger.Warn("sweeping stale write temporaries failed", "pod", h.name, "err", err)
 		return
 	}
-	if n := strings.Count(out.String(), "\n"); n > 0 {
+	if n > 0 {
 		p.opts.Logger.Info("removed stale write temporaries", "pod", h.name, "count", n)
 	}
 }

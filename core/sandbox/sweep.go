@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -41,4 +42,23 @@ func SweepArgs(age time.Duration, roots ...string) []string {
 		minutes = 1
 	}
 	return scriptArgv(SweepScript, append([]string{strconv.FormatInt(minutes, 10)}, roots...)...)
+}
+
+// SweepTimeout bounds one sweep: it walks the sandbox's filesystem, and an
+// adoption must not wait on a huge tree for long.
+const SweepTimeout = 20 * time.Second
+
+// Sweep runs a sweep of the whole sandbox for temporaries older than age
+// through run — an adapter's way of running one of the core's scripts to
+// completion, stdout into a capture — and returns how many it removed.
+func Sweep(age time.Duration, run func(argv []string, out *Capture) (code int, stderr string, err error)) (int, error) {
+	out := NewCapture(64 << 10)
+	code, stderr, err := run(SweepArgs(age, "/"), out)
+	if err == nil && code != 0 {
+		err = ClassifyScript(code, stderr, nil)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return strings.Count(out.String(), "\n"), nil
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -67,4 +68,22 @@ func TestSweepArgsRoundsUp(t *testing.T) {
 	require.Equal(t, "1", SweepArgs(time.Second, "/")[4])
 	require.Equal(t, "2", SweepArgs(61*time.Second, "/")[4])
 	require.Equal(t, "/", SweepArgs(time.Minute, "/")[5])
+}
+
+func TestSweepCountsAndClassifies(t *testing.T) {
+	t.Parallel()
+	var got []string
+	n, err := Sweep(time.Hour, func(argv []string, out *Capture) (int, string, error) {
+		got = argv
+		_, _ = out.Write([]byte("/workspace/a\n/tmp/b\n"))
+		return 0, "", nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Equal(t, SweepArgs(time.Hour, "/"), got)
+
+	_, err = Sweep(time.Hour, func([]string, *Capture) (int, string, error) { return 0, "", errors.New("exec refused") })
+	require.EqualError(t, err, "exec refused")
+	_, err = Sweep(time.Hour, func([]string, *Capture) (int, string, error) { return 3, "boom", nil })
+	require.Error(t, err, "a non-zero exit is a failure")
 }
