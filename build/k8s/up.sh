@@ -95,9 +95,9 @@ all_alive=1 any_alive=0
 for c in $COMPONENTS; do if pid_alive "$c"; then any_alive=1; else all_alive=0; fi; done
 cluster_up() { [ "$all_alive" = 1 ] && [ -s "$KUBECONFIG_ADMIN" ] && curl_api /readyz >/dev/null 2>&1 && node_ready; }
 if [ "${1:-}" = --check ]; then cluster_up; exit; fi   # 0: up, 1: not (or half) up; starts nothing
-allow_bridge_forward
-ensure_bridge
 if cluster_up; then
+  allow_bridge_forward
+  ensure_bridge
   log "already running"
   echo "$KUBECONFIG_ADMIN"
   exit 0
@@ -106,6 +106,9 @@ if [ "$any_alive" = 1 ] || [ -e "$CTRD_SOCK" ] || [ -d "$STATE/kubelet" ]; then
   log "partial or stale cluster found: running down.sh first"
   bash "$K8S_LITE_DIR/down.sh" >&2
 fi
+# After down.sh, which deletes the bridge and its forward rules.
+allow_bridge_forward
+ensure_bridge
 
 # ---------------------------------------------------------------- packages
 need_pkgs=()
