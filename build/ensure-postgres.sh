@@ -60,6 +60,30 @@ install_server() {
 # can read.
 as_owner() { (cd / && runuser -u "$RUN_AS" -- "$@"); }
 
+# reserve_port keeps the kernel from handing $PORT out as the source port of
+# an outgoing connection: 55432 lies in Linux's ephemeral range, and a client
+# socket left in TIME-WAIT on it makes the server's bind fail ("Address
+# already in use") for a minute.
+reserve_port() {
+	local f=/proc/sys/net/ipv4/ip_local_reserved_ports cur
+	cur=$(cat "$f")
+	if [[ ",$cur," != *",$PORT,"* ]]; then
+		echo "${cur:+$cur,}$PORT" >"$f"
+	fi
+}
+
+# without_inherited_fds runs "$@" in a subshell with every descriptor above
+# stderr closed.
+without_inherited_fds() {
+	(
+		for fd in /proc/"$BASHPID"/fd/*; do
+			fd=${fd##*/}
+			if ((fd > 2)); then eval "exec $fd>&-"; fi
+		done
+		"$@"
+	)
+}
+
 # ours reports whether DIR holds the cluster this script created.
 ours() { [[ -f $DIR/$MARK && -f $DIR/PG_VERSION ]]; }
 
@@ -120,9 +144,12 @@ main() {
 		die "127.0.0.1:$PORT is taken by a server this script did not start; not touching it (set SANDGATE_TEST_POSTGRES_PORT)"
 	fi
 	ours || create_cluster
+	reserve_port
 	log "starting PostgreSQL $("$BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$PORT (log: $DIR/server.log)"
-	# pg_ctl detaches the server; fd 9 (the lock) must not leak into it.
-	as_owner "$BIN/pg_ctl" -D "$DIR" -l "$DIR/server.log" -w -t "$WAIT_SECONDS" start >&2 9>&- ||
+	# pg_ctl detaches the server, which outlives this script: no descriptor
+	# above stderr may leak into it (our lock on fd 9, or a lock the caller
+	# holds, as `flock FILE make test` does, which would stay held forever).
+	without_inherited_fds as_owner "$BIN/pg_ctl" -D "$DIR" -l "$DIR/server.log" -w -t "$WAIT_SECONDS" start >&2 ||
 		{
 			tail -n 30 "$DIR/server.log" >&2 || true
 			die "the server did not start"
