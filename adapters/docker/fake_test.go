@@ -48,6 +48,8 @@ type fakeEngine struct {
 	files      map[string][]byte // what CopyFromContainer finds, by path, in any container
 	logs       string            // what ContainerLogs returns
 	noBash     bool              // images have no /bin/bash
+	announce   []events.Message  // what Events sends, then it stays open
+	topRows    [][]string        // what ContainerTop lists (PID, PGID, STAT)
 }
 
 type fakeContainer struct {
@@ -216,7 +218,9 @@ func (f *fakeEngine) ContainerRemove(_ context.Context, id string, _ container.R
 }
 
 func (f *fakeEngine) ContainerTop(context.Context, string, []string) (container.TopResponse, error) {
-	return container.TopResponse{Titles: []string{"PID", "PGID", "STAT"}}, nil
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return container.TopResponse{Titles: []string{"PID", "PGID", "STAT"}, Processes: f.topRows}, nil
 }
 
 func (f *fakeEngine) ContainerExecCreate(_ context.Context, id string, opts container.ExecOptions) (container.ExecCreateResponse, error) {
@@ -338,9 +342,15 @@ func (f *fakeEngine) ContainerStatPath(_ context.Context, _, path string) (conta
 	return container.PathStat{}, notFound("path")
 }
 
-// Events announces nothing: the fake's containers never go away by
-// themselves.
+// Events announces what the test scripted (nothing by default: the fake's
+// containers never go away by themselves), then stays open.
 func (f *fakeEngine) Events(context.Context, events.ListOptions) (<-chan events.Message, <-chan error) {
 	f.record("events")
-	return nil, nil
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	msgs := make(chan events.Message, len(f.announce))
+	for _, m := range f.announce {
+		msgs <- m
+	}
+	return msgs, nil
 }

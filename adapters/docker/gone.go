@@ -162,5 +162,9 @@ func (s *handle) watchGone(ctx context.Context, since time.Time, onGone func()) 
 var endingSignal = map[string]bool{"9": true, "15": true}
 
 // errCut is a script's stream closed because the engine announced the
-// sandbox's end; lostSandbox confirms it.
+// sandbox's end (a kill by SIGKILL or SIGTERM, a die, a destroy). The call
+// answers ErrNotFound on that evidence alone: a busy daemon can go on
+// calling the container running, its init alive, for longer than vanished
+// waits (seen at load 25, a write racing a DELETE), and the call is cut
+// either way.
 var errCut = errors.New("docker exec: stream closed: the engine is ending the sandbox")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/events"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
@@ -232,6 +233,26 @@ func TestExecCancelled(t *testing.T) {
 	_, err := sb.Exec(ctx, sandbox.ExecRequest{Command: "sleep 100"})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Less(t, time.Since(start), 2*time.Second)
+}
+
+// A write whose stream the engine's kill announcement cut answers
+// ErrNotFound even while the daemon still calls the container running with
+// its init alive (a busy daemon lags its own events), and promptly.
+func TestWriteCutByKillIsNotFound(t *testing.T) {
+	t.Parallel()
+	f := newFakeEngine()
+	f.onExec = func([]string) fakeExecBehaviour {
+		return fakeExecBehaviour{holdStream: true, runningPolls: 1 << 30}
+	}
+	sb := provisioned(t, f)
+	f.mu.Lock()
+	f.announce = []events.Message{{Action: events.ActionKill, Actor: events.Actor{ID: sb.id, Attributes: map[string]string{"signal": "9"}}}}
+	f.topRows = [][]string{{"0", "0", "Ss"}} // the init (pid 0 in the fake's inspect) still listed alive
+	f.mu.Unlock()
+	start := time.Now()
+	err := sb.WriteFile(context.Background(), "/w/a", []byte("x"))
+	require.ErrorIs(t, err, sandbox.ErrNotFound)
+	require.Less(t, time.Since(start), watchAfter+2*time.Second)
 }
 
 // The write script's exit code and marker are classified; the payload goes
