@@ -114,7 +114,8 @@ func TestMarkdownLinksResolve(t *testing.T) {
 	require.Empty(t, broken, "Markdown links to nothing in the repository")
 }
 
-// contractID is how code cites an item of docs/CONTRACT.md: C-EXEC-3, B-6.
+// contractID is how code, scripts and docs cite an item of docs/CONTRACT.md:
+// C-EXEC-3, B-6.
 var contractID = regexp.MustCompile(`\b(?:C-[A-Z]+-[0-9]+|B-[0-9]+)\b`)
 
 // fakeIDs are item ids made up to test the parsing of ids, not citations.
@@ -128,9 +129,6 @@ func TestContractItemsResolve(t *testing.T) {
 	}
 	var missing []string
 	for _, name := range trackedTextFiles(t) {
-		if !strings.HasSuffix(name, ".go") {
-			continue
-		}
 		for _, id := range contractID.FindAllString(readFile(t, name), -1) {
 			if !defined[id] && !fakeIDs[id] {
 				missing = append(missing, name+": "+id)
