@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/stretchr/testify/require"
 )
@@ -102,16 +103,56 @@ func TestMarkdownLinksResolve(t *testing.T) {
 			continue
 		}
 		for _, m := range mdLink.FindAllStringSubmatch(readFile(t, name), -1) {
-			target, _, _ := strings.Cut(m[1], "#")
+			target, anchor, _ := strings.Cut(m[1], "#")
 			if target == "" || strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
 				continue
 			}
-			if _, err := os.Stat(path.Join(path.Dir(name), target)); err != nil {
+			file := path.Join(path.Dir(name), target)
+			if _, err := os.Stat(file); err != nil || (anchor != "" && !hasHeading(t, file, anchor)) {
 				broken = append(broken, name+": "+m[1])
 			}
 		}
 	}
 	require.Empty(t, broken, "Markdown links to nothing in the repository")
+}
+
+// hasHeading reports whether the Markdown file has a heading whose anchor,
+// as the forges derive it (lower case, punctuation dropped, spaces to
+// dashes), is anchor.
+func hasHeading(t *testing.T, file, anchor string) bool {
+	t.Helper()
+	for _, line := range strings.Split(readFile(t, file), "\n") {
+		title := strings.TrimLeft(line, "#")
+		if len(title) < len(line) && slug(strings.TrimSpace(title)) == anchor {
+			return true
+		}
+	}
+	return false
+}
+
+func TestSlug(t *testing.T) {
+	t.Parallel()
+	for title, want := range map[string]string{
+		"Configuring `executor serve`": "configuring-executor-serve",
+		"After a crash":                "after-a-crash",
+		"P5 — docs, `B-6` (later)":     "p5--docs-b-6-later",
+	} {
+		require.Equal(t, want, slug(title), title)
+	}
+}
+
+// slug is a heading's anchor.
+func slug(title string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(title) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // contractID is how code, scripts and docs cite an item of docs/CONTRACT.md:
