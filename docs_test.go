@@ -16,8 +16,9 @@ import (
 
 // The repository is self-contained: a clone alone resolves what its files
 // cite. The contract, the design card and the performance targets once lived
-// in a folder beside the repository, and 463 comments pointed there; they are
-// in docs/ now, and these tests keep anything from pointing out again.
+// in a folder beside the repository, and 463 contract references in comments
+// resolved only there. They are in docs/ now; these tests keep anything from
+// pointing out again.
 
 // outsideHome names where the design documents used to live, beside the
 // repository: any mention of it is a reference a clone cannot follow.
