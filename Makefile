@@ -1,5 +1,5 @@
 # sandgate. `make test` is what CI runs (.ci/run); `make check` runs the linters.
-# `make bench` measures against the raw engine (spec/PERFORMANCE.md); `make run`
+# `make bench` measures against the raw engine (docs/PERFORMANCE.md); `make run`
 # runs the executor on this machine.
 
 SHELL := bash
@@ -167,7 +167,7 @@ run: gate-image
 	export SANDGATE_CHECKPOINT_DIR="$${SANDGATE_CHECKPOINT_DIR:-./.sandgate/checkpoints}"; \
 	exec $(BIN)/executor serve
 
-## bench: every Docker row of spec/PERFORMANCE.md against its raw-engine
+## bench: every Docker row of docs/PERFORMANCE.md against its raw-engine
 ## baseline, interleaved in one run; prints one line per row and writes
 ## bench/results.json (BENCH_OUT to change it, BENCH_ROWS to pick rows).
 ## Not part of `test`: benchmarks are measurements, not timed tests.

@@ -23,7 +23,7 @@ import (
 
 // The gate rows run the proxy adapter in this process on loopback, against
 // origins this process starts: the floor is a direct connection to the same
-// origin, without a proxy (spec/PERFORMANCE.md). The firewall plays no part
+// origin, without a proxy (docs/PERFORMANCE.md). The firewall plays no part
 // in a request's cost once its rules are installed.
 var gateRows = []rowSpec{
 	{"gate-http", ">=1.00", gateHTTPRow},

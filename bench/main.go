@@ -1,5 +1,5 @@
 // Command bench measures sandgate against the raw engine it runs on
-// (spec/PERFORMANCE.md): every row times our operation and its baseline in
+// (docs/PERFORMANCE.md): every row times our operation and its baseline in
 // the same run, interleaved, and reports medians and their ratio. It prints
 // one line per row and writes the same rows as JSON. Absolute times only
 // describe the machine they were taken on; the ratios are the result.
@@ -32,7 +32,7 @@ type Row struct {
 	extraMiss bool
 }
 
-// line renders a row as PERFORMANCE.md prints it.
+// line renders a row as docs/PERFORMANCE.md prints it.
 func (r Row) line() string {
 	verdict := "MISS"
 	if r.Pass {
@@ -69,7 +69,7 @@ func main() {
 	only := flag.String("rows", "", "comma-separated rows to run (default: all)")
 	quick := flag.Bool("quick", false, "fewer iterations and smaller payloads (a smoke run, not a measurement)")
 	image := flag.String("image", "debian:bookworm", "local sandbox image")
-	// The whole set must fit 10 minutes on a quiet machine (PERFORMANCE.md);
+	// The whole set must fit 10 minutes on a quiet machine (docs/PERFORMANCE.md);
 	// a loaded one may need longer to measure a row at all.
 	timeout := flag.Duration("timeout", 10*time.Minute, "budget for the whole run")
 	flag.Parse()

@@ -13,7 +13,7 @@ import (
 )
 
 // smokescreenVersion is the reference egress proxy gate-http is compared
-// with (spec/PERFORMANCE.md), built from the Go module proxy into .bin once.
+// with (docs/PERFORMANCE.md), built from the Go module proxy into .bin once.
 const smokescreenVersion = "v0.1.0"
 
 type smokescreen struct {

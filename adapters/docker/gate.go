@@ -26,7 +26,7 @@ import (
 var gateHealthArgv = []string{"gate", "-healthcheck"}
 
 // gateMemory caps the gate container: the proxy holds at most a few
-// substituted 10 MiB bodies and its tunnels' buffers (PERFORMANCE.md: under
+// substituted 10 MiB bodies and its tunnels' buffers (docs/PERFORMANCE.md: under
 // 64 MiB with 50 tunnels open).
 const gateMemory = 512 << 20
 

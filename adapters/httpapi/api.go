@@ -28,7 +28,7 @@ const (
 	// DefaultMaxBatchFiles bounds the members of one files:batch.
 	DefaultMaxBatchFiles = 10000
 	// DefaultMaxStreamBytes bounds one streamed file read or write: the
-	// 500 MB of DESIGN.md.
+	// 500 MB of docs/DESIGN.md.
 	DefaultMaxStreamBytes = 500 << 20
 )
 
@@ -98,7 +98,7 @@ type api struct {
 	tokenSum [sha256.Size]byte
 }
 
-// NewAPIHandler returns the handler of the executor API (DESIGN.md):
+// NewAPIHandler returns the handler of the executor API (docs/DESIGN.md):
 //
 //	PUT|GET|DELETE /v1/sessions/{id}    provision, attach, reap (?checkpoint=)
 //	GET  /v1/sessions                   owned sessions with their state
@@ -110,7 +110,7 @@ type api struct {
 //
 // Every /v1 request needs `Authorization: Bearer <Token>` unless Token is
 // empty. Errors are {"error":{"code","message"}} with the codes of
-// DESIGN.md; a failure no sentinel classifies is 500 "internal" with a fixed
+// docs/DESIGN.md; a failure no sentinel classifies is 500 "internal" with a fixed
 // message, its cause logged. Every other path is 404 "not_found".
 func NewAPIHandler(svc ports.Service, opts APIOptions) http.Handler {
 	opts = opts.withDefaults()

@@ -9,7 +9,7 @@ import (
 	"github.com/sandgate/sandgate/core/session"
 )
 
-// Error codes of the executor API (DESIGN.md), beside the ones above.
+// Error codes of the executor API (docs/DESIGN.md), beside the ones above.
 const (
 	CodeSpecMismatch   = "spec_mismatch"
 	CodeFileNotExist   = "file_not_exist"

@@ -133,7 +133,7 @@ func unavailable(t *testing.T, format string, args ...any) {
 
 // installSeccompProfile writes `executor seccomp-profile` where the test
 // node's kubelet finds Localhost profiles — what an operator does on every
-// node (README, SANDGATE_K8S_SECCOMP_PROFILE) — and returns its path
+// node (docs/OPERATIONS.md, SANDGATE_K8S_SECCOMP_PROFILE) — and returns its path
 // relative to that root.
 func installSeccompProfile(t *testing.T) string {
 	t.Helper()

@@ -16,7 +16,7 @@ import (
 // serviceName is the gate's service.name in its spans.
 const serviceName = "sandgate-gate"
 
-// realDeps wires the gate's real parts by hand (no fx: STYLE.md).
+// realDeps wires the gate's real parts by hand (no fx: docs/STYLE.md).
 func realDeps(log *slog.Logger) deps {
 	return deps{
 		sys: osSystem{

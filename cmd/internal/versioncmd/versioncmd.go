@@ -1,8 +1,10 @@
-// Package versioncmd is the whole command line the sandgate binaries have
-// today: `NAME version` (or -version, --version) prints the version and
-// anything else prints usage and exits 2. It exists so the two mains do not
-// each carry a copy; each replaces it with its real command line when its
-// issue lands.
+// Package versioncmd is the `version` subcommand and the exit codes both
+// sandgate binaries share: `NAME version` (or -version, --version) prints the
+// version and anything else prints usage and exits 2. It is not their command
+// line: `executor` has its own (serve in cmd/executor, the client commands in
+// cmd/executor/internal/cli), and `gate` takes -healthcheck and -firewall.
+// `executor` hands it only the version words; the gate hands it whatever it
+// does not take itself. It exists so the two mains do not each carry a copy.
 package versioncmd
 
 import (

@@ -1,5 +1,5 @@
 // Package config is the configuration of `executor serve`: every SANDGATE_*
-// setting of DESIGN.md, each with a flag of the same meaning (the flag wins
+// setting of docs/DESIGN.md, each with a flag of the same meaning (the flag wins
 // over the environment, the environment over the default), validated at
 // startup with errors that name the setting. Defaults make `executor serve`
 // work on a laptop with Docker and nothing else.
