@@ -19,6 +19,7 @@ import (
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/sandbox/shell"
 )
 
 // noExec is the execer of unit tests, which never reach a pod: any exec but
@@ -26,7 +27,7 @@ import (
 type noExec struct{ t *testing.T }
 
 func (n noExec) exec(_ context.Context, _, _ string, argv []string, _ io.Reader, _, _ io.Writer) (int, error) {
-	if !slices.Contains(argv, sandbox.SweepScript) {
+	if !slices.Contains(argv, shell.Sweep) {
 		n.t.Error("unexpected exec")
 	}
 	return 0, nil

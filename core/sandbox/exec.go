@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sandgate/sandgate/core/sandbox/shell"
 )
 
 // MaxCommandBytes is the longest command an exec can carry. The command
@@ -70,15 +72,15 @@ func DeadlineSeconds(timeout time.Duration) int64 {
 const execName = "sandgate-exec"
 
 // ExecArgv is the argv that runs req, which ValidateExec accepted: always
-// ExecWrapper (see there for the stdin the adapter must attach, and
-// ExecEvidence for how it reads the outcome), with the deadline in whole
-// seconds (0: none). workdir is empty when the backend sets the exec's
+// the wrapper shell.ExecWrapper (exec_wrapper.go says what stdin the adapter
+// must attach, and ExecEvidence how it reads the outcome), with the deadline
+// in whole seconds (0: none). workdir is empty when the backend sets the exec's
 // working directory itself (Docker's WorkingDir); otherwise the wrapper cds
 // there first (Kubernetes), the path passed as an argument, never as script
 // text.
 //
-//	/bin/bash -c ExecWrapper sandgate-exec SECONDS WORKDIR CMD
+//	/bin/bash -c WRAPPER sandgate-exec SECONDS WORKDIR CMD
 func ExecArgv(req ExecRequest, workdir string) []string {
 	secs := strconv.FormatInt(DeadlineSeconds(req.Timeout), 10)
-	return []string{"/bin/bash", "-c", ExecWrapper, execName, secs, workdir, req.Command}
+	return []string{"/bin/bash", "-c", shell.ExecWrapper, execName, secs, workdir, req.Command}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandgate/sandgate/core/sandbox/shell"
 	"github.com/stretchr/testify/require"
 )
 
@@ -77,23 +78,23 @@ func TestExecArgv(t *testing.T) {
 	}{
 		{
 			name: "no timeout, backend sets the workdir", req: ExecRequest{Command: cmd},
-			want: []string{"/bin/bash", "-c", ExecWrapper, "sandgate-exec", "0", "", cmd},
+			want: []string{"/bin/bash", "-c", shell.ExecWrapper, "sandgate-exec", "0", "", cmd},
 		},
 		{
 			name: "no timeout, cd first", req: ExecRequest{Command: cmd}, workdir: "/work space",
-			want: []string{"/bin/bash", "-c", ExecWrapper, "sandgate-exec", "0", "/work space", cmd},
+			want: []string{"/bin/bash", "-c", shell.ExecWrapper, "sandgate-exec", "0", "/work space", cmd},
 		},
 		{
 			name: "timeout rounds up", req: ExecRequest{Command: cmd, Timeout: 1500 * time.Millisecond},
-			want: []string{"/bin/bash", "-c", ExecWrapper, "sandgate-exec", "2", "", cmd},
+			want: []string{"/bin/bash", "-c", shell.ExecWrapper, "sandgate-exec", "2", "", cmd},
 		},
 		{
 			name: "timeout with a cd", req: ExecRequest{Command: cmd, Timeout: time.Nanosecond}, workdir: "-w",
-			want: []string{"/bin/bash", "-c", ExecWrapper, "sandgate-exec", "1", "-w", cmd},
+			want: []string{"/bin/bash", "-c", shell.ExecWrapper, "sandgate-exec", "1", "-w", cmd},
 		},
 		{
 			name: "negative timeout is no deadline", req: ExecRequest{Command: cmd, Timeout: -time.Second},
-			want: []string{"/bin/bash", "-c", ExecWrapper, "sandgate-exec", "0", "", cmd},
+			want: []string{"/bin/bash", "-c", shell.ExecWrapper, "sandgate-exec", "0", "", cmd},
 		},
 	}
 	for _, tt := range tests {
@@ -115,18 +116,18 @@ func TestGroupArgv(t *testing.T) {
 	}
 	kill, err := KillGroupArgv(42)
 	require.NoError(t, err)
-	require.Equal(t, []string{"/bin/bash", "-c", killGroupScript, "sandgate-kill", "42"}, kill)
+	require.Equal(t, []string{"/bin/bash", "-c", shell.KillGroup, "sandgate-kill", "42"}, kill)
 	probe, err := GroupProbeArgv(maxPid)
 	require.NoError(t, err)
-	require.Equal(t, []string{"/bin/bash", "-c", groupProbeScript, "sandgate-probe", "4194304"}, probe)
+	require.Equal(t, []string{"/bin/bash", "-c", shell.GroupProbe, "sandgate-probe", "4194304"}, probe)
 }
 
 func TestExecScriptsGolden(t *testing.T) {
 	t.Parallel()
 	scripts := map[string]string{
-		"exec-wrapper.sh":     ExecWrapper,
-		"exec-kill-group.sh":  killGroupScript + "\n",
-		"exec-group-probe.sh": groupProbeScript,
+		"exec-wrapper.sh":     shell.ExecWrapper,
+		"exec-kill-group.sh":  shell.KillGroup + "\n",
+		"exec-group-probe.sh": shell.GroupProbe,
 	}
 	for name, text := range scripts {
 		path := filepath.Join("testdata", "scripts", name)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandgate/sandgate/core/sandbox/shell"
 	"github.com/stretchr/testify/require"
 )
 
@@ -104,8 +105,8 @@ func (r shellRun) run(t *testing.T, script string, args ...string) shellResult {
 	return shellResult{code: code, stdout: stdout.String(), stderr: stderr.String(), fedErr: fedErr}
 }
 
-// libCall is a script of ShellLib followed by body.
-func libCall(body string) string { return ShellLib + "\n" + body + "\n" }
+// libCall is a script of shell.Lib followed by body.
+func libCall(body string) string { return shell.Lib + "\n" + body + "\n" }
 
 // requireFault checks a script's exit code and that its marker agrees.
 func requireFault(t *testing.T, res shellResult, code int, member string) Fault {
@@ -377,7 +378,7 @@ func TestShellLibLand(t *testing.T) {
 // sandbox image: a change to their text must be a visible diff.
 func TestScriptsGolden(t *testing.T) {
 	t.Parallel()
-	for name, script := range map[string]string{"write.sh": WriteScript, "read.sh": ReadScript} {
+	for name, script := range map[string]string{"write.sh": shell.Write, "read.sh": shell.Read} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			p := filepath.Join("testdata", "scripts", name)

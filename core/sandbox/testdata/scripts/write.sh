@@ -110,7 +110,6 @@ __sg_n=$(stat -c %s -- "$2")
 if [ "$__sg_n" != "$3" ]; then
 	__sg_fault 88 - "short body: $__sg_n of $3 bytes"
 fi
-# A builtin read of one byte (a NUL counts too): no process for the check.
 if IFS= read -r -d '' -n 1 _; then
 	__sg_fault 88 - "long body: more than $3 bytes"
 fi
