@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -120,23 +118,4 @@ func TestGroupArgv(t *testing.T) {
 	probe, err := GroupProbeArgv(maxPid)
 	require.NoError(t, err)
 	require.Equal(t, []string{"/bin/bash", "-c", shell.GroupProbe, "sandgate-probe", "4194304"}, probe)
-}
-
-func TestExecScriptsGolden(t *testing.T) {
-	t.Parallel()
-	scripts := map[string]string{
-		"exec-wrapper.sh":     shell.ExecWrapper,
-		"exec-kill-group.sh":  shell.KillGroup + "\n",
-		"exec-group-probe.sh": shell.GroupProbe,
-	}
-	for name, text := range scripts {
-		path := filepath.Join("testdata", "scripts", name)
-		if *update {
-			require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
-			continue
-		}
-		want, err := os.ReadFile(path)
-		require.NoError(t, err, "run with -update to create it")
-		require.Equal(t, string(want), text, "%s differs; run with -update if the change is intended", name)
-	}
 }

@@ -373,22 +373,3 @@ func TestShellLibLand(t *testing.T) {
 		})
 	}
 }
-
-// The scripts are part of the contract between the executor and every
-// sandbox image: a change to their text must be a visible diff.
-func TestScriptsGolden(t *testing.T) {
-	t.Parallel()
-	for name, script := range map[string]string{"write.sh": shell.Write, "read.sh": shell.Read} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			p := filepath.Join("testdata", "scripts", name)
-			if *update {
-				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-				require.NoError(t, os.WriteFile(p, []byte(script), 0o644))
-			}
-			want, err := os.ReadFile(p)
-			require.NoError(t, err, "run with -update to create it")
-			require.Equal(t, string(want), script)
-		})
-	}
-}
