@@ -41,7 +41,7 @@ type Observed struct {
 	// container id in its NetworkMode). Empty when ungated.
 	PairedGate string
 	// CurrentGate identifies the session's gate as it exists now (Docker: the
-	// id of the container named DockerGateName), empty when there is none. A
+	// id of the session's gate container), empty when there is none. A
 	// sandbox paired with anything else is joined to a stale namespace.
 	CurrentGate string
 }

@@ -42,11 +42,3 @@ func TestTempName(t *testing.T) {
 	}
 	require.Equal(t, "/w/.sandgate-write-00000000000000ff", tempNameN("/w/f", 255))
 }
-
-func TestNames(t *testing.T) {
-	t.Parallel()
-	require.Equal(t, "sandgate-ses_abc", DockerName("ses_abc"))
-	require.Equal(t, "sandgate-gate-ses_abc", DockerGateName("ses_abc"))
-	require.Equal(t, "sandgate-ses-abc", PodName("ses_abc"))
-	require.Equal(t, "sandgate-ses-abc", PodName("SES_ABC"))
-}
