@@ -67,7 +67,7 @@ func TestArgvGolden(t *testing.T) {
 func TestScriptsAgreeWithTheirParsers(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, 2, strings.Count(shell.ExecWrapper, "printf '"+HeaderPrefix+"%s\\n'"), "the header")
-	require.Contains(t, shell.Lib, "printf '"+FaultMarker+"%s:%s:%s\\n'", "the fault marker")
+	require.Contains(t, shell.Lib, "printf '"+faultMarker+"%s:%s:%s\\n'", "the fault marker")
 	require.Contains(t, shell.Sweep, "__sg_p="+TempPrefix+"$__sg_h\n", "the temporaries' names")
 	for code := ExitFileNotExist; code <= ExitNotReadable; code++ {
 		require.Contains(t, shell.Lib+shell.Write+shell.Read+shell.StageLand+shell.BulkOneShot+shell.BulkDiscard,

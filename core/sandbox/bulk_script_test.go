@@ -66,7 +66,7 @@ func (e bulkEngine) with(sh shellRun) shellRun {
 func runArgv(t *testing.T, sh shellRun, argv []string, stdin []byte) shellResult {
 	t.Helper()
 	require.Equal(t, []string{"/bin/bash", "-c"}, argv[:2])
-	require.Equal(t, ScriptName, argv[3])
+	require.Equal(t, scriptName, argv[3])
 	sh.stdin = bytes.NewReader(stdin)
 	return sh.run(t, argv[2], argv[4:]...)
 }

@@ -91,7 +91,7 @@ func TestPlanBulkLayout(t *testing.T) {
 	require.Equal(t, wantManifest, b.manifest)
 	require.Equal(t, "/\x00/workspace/"+strings.Repeat("long-", 30)+"\x00/workspace/skill\x00/workspace/skill/bin\x00/workspace/sp ace/-dash\x00",
 		string(b.dirList))
-	require.Equal(t, []string{"/bin/bash", "-c", shell.BulkRename, ScriptName, b.Manifest, b.DirList, "9", "5",
+	require.Equal(t, []string{"/bin/bash", "-c", shell.BulkRename, scriptName, b.Manifest, b.DirList, "9", "5",
 		fmt.Sprint(b.PrefixLen())}, b.RenameCmd())
 }
 

@@ -10,6 +10,24 @@ import (
 	"github.com/sandgate/sandgate/core/sandbox/shell"
 )
 
+// ExecRequest is one command to run with `/bin/bash -c` in the workdir.
+type ExecRequest struct {
+	Command string
+	// Timeout is rounded up to whole seconds; 0 means no limit but the
+	// context.
+	Timeout time.Duration
+}
+
+// ExecResult is what a finished command did. A non-zero exit, output on
+// stderr and a command killed at its deadline are all results, not errors.
+type ExecResult struct {
+	Stdout    string
+	Stderr    string
+	ExitCode  int
+	TimedOut  bool
+	Truncated bool
+}
+
 // MaxCommandBytes is the longest command an exec can carry. The command
 // travels as one argv string, and Linux refuses any single argv string of
 // more than 32 pages (MAX_ARG_STRLEN, 131072 bytes with its terminating NUL)
@@ -61,9 +79,9 @@ func ExecDeadline(timeout time.Duration) time.Duration {
 // maxDuration is the largest time.Duration.
 const maxDuration = time.Duration(1<<63 - 1)
 
-// DeadlineSeconds is ExecDeadline in whole seconds, the number the wrapper's
+// deadlineSeconds is ExecDeadline in whole seconds, the number the wrapper's
 // watchdog sleeps; 0 means no deadline.
-func DeadlineSeconds(timeout time.Duration) int64 {
+func deadlineSeconds(timeout time.Duration) int64 {
 	return int64(ExecDeadline(timeout) / time.Second)
 }
 
@@ -81,6 +99,6 @@ const execName = "sandgate-exec"
 //
 //	/bin/bash -c WRAPPER sandgate-exec SECONDS WORKDIR CMD
 func ExecArgv(req ExecRequest, workdir string) []string {
-	secs := strconv.FormatInt(DeadlineSeconds(req.Timeout), 10)
+	secs := strconv.FormatInt(deadlineSeconds(req.Timeout), 10)
 	return []string{"/bin/bash", "-c", shell.ExecWrapper, execName, secs, workdir, req.Command}
 }

@@ -60,7 +60,7 @@ func TestExecDeadline(t *testing.T) {
 		t.Run(tt.in.String(), func(t *testing.T) {
 			t.Parallel()
 			require.Equal(t, tt.want, ExecDeadline(tt.in))
-			require.Equal(t, int64(tt.want/time.Second), DeadlineSeconds(tt.in))
+			require.Equal(t, int64(tt.want/time.Second), deadlineSeconds(tt.in))
 		})
 	}
 }

@@ -32,7 +32,7 @@ func TestTempName(t *testing.T) {
 	seen := map[string]bool{}
 	for _, target := range []string{"/workspace/a.txt", "/a", "/x y/-z/'q'"} {
 		for range 100 {
-			tmp := TempName(target)
+			tmp := tempName(target)
 			require.Equal(t, path.Dir(target), path.Dir(tmp), "the temp lives beside its target")
 			require.Regexp(t, tempRE, path.Base(tmp))
 			require.True(t, strings.HasPrefix(path.Base(tmp), TempPrefix))

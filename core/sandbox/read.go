@@ -87,7 +87,7 @@ func ParseReadHeader(r io.Reader, maxBytes int64) (int64, error) {
 // ErrNotRegularFile, ErrFileTooLarge or ErrNotReadable, naming p; any other
 // non-zero exit is an unclassified error carrying the sandbox's message.
 func ClassifyRead(p string, exitCode int, stderr string) error {
-	return ClassifyScript(exitCode, stderr, []string{p})
+	return classifyScript(exitCode, stderr, []string{p})
 }
 
 // DecodeRead is ReadFile's last step on both backends: out is everything
@@ -105,3 +105,7 @@ func DecodeRead(path string, out []byte) ([]byte, error) {
 	}
 	return out[len(out)-r.Len():], nil
 }
+
+// MaxFileBytes is the ReadFile cap (CONTRACT §0); a file of exactly this
+// size reads whole.
+const MaxFileBytes = 4 << 20

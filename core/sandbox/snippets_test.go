@@ -44,7 +44,7 @@ type shellResult struct {
 
 func (r shellRun) run(t *testing.T, script string, args ...string) shellResult {
 	t.Helper()
-	argv := append([]string{"/bin/bash", "-c", script, ScriptName}, args...)
+	argv := append([]string{"/bin/bash", "-c", script, scriptName}, args...)
 	if r.nobody {
 		argv = append([]string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}, argv...)
 	}
@@ -109,13 +109,13 @@ func (r shellRun) run(t *testing.T, script string, args ...string) shellResult {
 func libCall(body string) string { return shell.Lib + "\n" + body + "\n" }
 
 // requireFault checks a script's exit code and that its marker agrees.
-func requireFault(t *testing.T, res shellResult, code int, member string) Fault {
+func requireFault(t *testing.T, res shellResult, code int, member string) scriptFault {
 	t.Helper()
 	require.Equal(t, code, res.code, "stderr: %s", res.stderr)
-	f, ok := ParseFault(res.stderr)
+	f, ok := parseFault(res.stderr)
 	require.True(t, ok, "no marker in stderr: %q", res.stderr)
 	require.Equal(t, code, f.Code)
-	require.Contains(t, res.stderr, FaultMarker+strconv.Itoa(code)+":"+member+":")
+	require.Contains(t, res.stderr, faultMarker+strconv.Itoa(code)+":"+member+":")
 	return f
 }
 
@@ -176,7 +176,7 @@ func TestShellLibFault(t *testing.T) {
 	t.Parallel()
 	res := shellRun{}.run(t, libCall(`__sg_fault 85 3 "$1"; echo unreachable`), "line one\nline\rtwo")
 	f := requireFault(t, res, 85, "3")
-	require.Equal(t, Fault{Code: 85, Member: 3, Reason: "line one line two"}, f)
+	require.Equal(t, scriptFault{Code: 85, Member: 3, Reason: "line one line two"}, f)
 	require.Empty(t, res.stdout)
 	require.Equal(t, 1, strings.Count(res.stderr, "\n"))
 }

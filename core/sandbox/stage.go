@@ -15,7 +15,7 @@ import (
 // failed (stage-*.sh).
 
 // StageArgs validates a staged write and returns the argv of its three
-// scripts, which share one fresh TempName beside target: prepare and land
+// scripts, which share one fresh tempName beside target: prepare and land
 // go to their execs, discard to the recovery exec after a failed transfer.
 // Classify their outcome with ClassifyWrite.
 func StageArgs(target string, size int64) (prepare, land, discard []string, err error) {
@@ -25,7 +25,7 @@ func StageArgs(target string, size int64) (prepare, land, discard []string, err 
 	if err := CheckWriteSize(size); err != nil {
 		return nil, nil, nil, err
 	}
-	tmp := TempName(target)
+	tmp := tempName(target)
 	return scriptArgv(shell.StagePrepare, target, tmp),
 		scriptArgv(shell.StageLand, target, tmp, strconv.FormatInt(size, 10)),
 		scriptArgv(shell.StageDiscard, tmp), nil

@@ -19,7 +19,7 @@ const DefaultStaleTempAge = 10 * time.Minute
 
 // SweepArgs is the argv of a sweep of roots for temporaries older than age
 // (rounded up to whole minutes, at least one: find's unit). Its script,
-// shell.Sweep (sweep.sh), removes the regular files named as TempName and
+// shell.Sweep (sweep.sh), removes the regular files named as tempName and
 // the bulk plan name their temporaries, prints each path it removes and
 // always exits 0.
 func SweepArgs(age time.Duration, roots ...string) []string {
@@ -41,7 +41,7 @@ func Sweep(age time.Duration, run func(argv []string, out *Capture) (code int, s
 	out := NewCapture(64 << 10)
 	code, stderr, err := run(SweepArgs(age, "/"), out)
 	if err == nil && code != 0 {
-		err = ClassifyScript(code, stderr, nil)
+		err = classifyScript(code, stderr, nil)
 	}
 	if err != nil {
 		return 0, err

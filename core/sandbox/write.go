@@ -9,9 +9,9 @@ import (
 	"github.com/sandgate/sandgate/core/sandbox/shell"
 )
 
-// ScriptName is $0 of every in-sandbox script: the name bash puts in front
+// scriptName is $0 of every in-sandbox script: the name bash puts in front
 // of its own error messages ("sandgate: line 3: /x: Permission denied").
-const ScriptName = "sandgate"
+const scriptName = "sandgate"
 
 // maxPathBytes is PATH_MAX less its NUL: a longer path cannot name a file on
 // Linux, so it is refused with a clear error before any exec.
@@ -42,12 +42,12 @@ func CheckFilePath(p string) error {
 // scriptArgv is the argv of an exec that runs script with args as $1…:
 // paths travel only as arguments, never as script text.
 func scriptArgv(script string, args ...string) []string {
-	return append([]string{"/bin/bash", "-c", script, ScriptName}, args...)
+	return append([]string{"/bin/bash", "-c", script, scriptName}, args...)
 }
 
 // WriteArgs validates a single write and returns the argv of its exec:
 // /bin/bash -c SCRIPT sandgate TARGET TMP SIZE (SCRIPT: shell.Write), where TMP is a fresh
-// TempName beside target. target must pass CheckFilePath and size
+// tempName beside target. target must pass CheckFilePath and size
 // CheckWriteSize; both are checked before anything is sent, so a refused
 // write creates nothing. The adapter copies io.LimitReader(src, size+1) to
 // the exec's stdin, closes it, and hands exit code and stderr to
@@ -59,7 +59,7 @@ func WriteArgs(target string, size int64) ([]string, error) {
 	if err := CheckWriteSize(size); err != nil {
 		return nil, err
 	}
-	return scriptArgv(shell.Write, target, TempName(target), strconv.FormatInt(size, 10)), nil
+	return scriptArgv(shell.Write, target, tempName(target), strconv.FormatInt(size, 10)), nil
 }
 
 // ClassifyWrite maps the outcome of a write script exec to nil or an error
@@ -67,5 +67,5 @@ func WriteArgs(target string, size int64) ([]string, error) {
 // (a *PathNotWritableError with the sandbox's reason) or ErrSizeMismatch,
 // naming target; any other non-zero exit is an unclassified error.
 func ClassifyWrite(target string, exitCode int, stderr string) error {
-	return ClassifyScript(exitCode, stderr, []string{target})
+	return classifyScript(exitCode, stderr, []string{target})
 }
