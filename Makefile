@@ -19,7 +19,7 @@ GOLANGCI_LINT := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 # since the in-sandbox scripts they run depend on the host (bash, mounts).
 UNIT_FLAGS := $(if $(filter true,$(CI)),-count=1)
 
-.PHONY: test fmt vet unit coverage integration docker images gate-image postgres check tidy lint bench run \
+.PHONY: test fmt vet unit coverage integration docker images gate-image postgres check tidy lint shellcheck bench run \
 	helm k8s-up k8s-up-for-test k8s-down test-kubernetes
 
 ## test: gofmt, vet, unit tests with -race (the Helm chart's template tests
@@ -175,16 +175,31 @@ BENCH_OUT ?= bench/results.json
 bench: images
 	$(GO) run ./bench -out $(BENCH_OUT) $(if $(BENCH_ROWS),-rows $(BENCH_ROWS))
 
-## check: golangci-lint, vet, gofmt and go mod tidy. govulncheck is left out on
-## purpose: its vulnerability database is unreachable from these machines; run
-## it where it can be reached.
-check: fmt vet tidy lint
+## check: golangci-lint, vet, gofmt, go mod tidy and shellcheck. govulncheck is
+## left out on purpose: its vulnerability database is unreachable from these
+## machines; run it where it can be reached.
+check: fmt vet tidy lint shellcheck
 
 tidy:
 	$(GO) mod tidy -diff
 
 lint: $(GOLANGCI_LINT)
 	$(GOLANGCI_LINT) run ./...
+
+## shellcheck: lint the in-sandbox scripts (core/sandbox/shell) with Debian's
+## shellcheck package (0.9.0 on bookworm), installed with apt-get when missing
+## and running as root. Their behaviour is tested by core/sandbox's unit tests,
+## which run them with the host's bash and perl.
+shellcheck:
+	@if ! command -v shellcheck >/dev/null; then \
+		if [ "$$(id -u)" != 0 ]; then \
+			echo "shellcheck is missing: install Debian's shellcheck package (apt-get install shellcheck) or run make check as root" >&2; \
+			exit 1; \
+		fi; \
+		apt-get install -y -qq --no-install-recommends shellcheck >/dev/null 2>&1 || \
+			{ apt-get update -qq && apt-get install -y -qq --no-install-recommends shellcheck >/dev/null; }; \
+	fi
+	shellcheck core/sandbox/shell/*.sh
 
 # The version is in the file name, so changing GOLANGCI_LINT_VERSION installs
 # the new one and a stale binary is never used.

@@ -170,7 +170,7 @@ func isFx(path string) bool {
 func TestViolations(t *testing.T) {
 	t.Parallel()
 	const m = module + "/"
-	std := []listed{{ImportPath: "fmt", Standard: true}, {ImportPath: "os", Standard: true}, {ImportPath: "net/url", Standard: true}}
+	std := []listed{{ImportPath: "fmt", Standard: true}, {ImportPath: "os", Standard: true}, {ImportPath: "net/url", Standard: true}, {ImportPath: "embed", Standard: true}}
 	for _, tc := range []struct {
 		name string
 		pkg  listed
@@ -191,6 +191,9 @@ func TestViolations(t *testing.T) {
 		{"gatewire on os", listed{ImportPath: m + "core/gatewire", Imports: []string{"os"}}, "core/gatewire imports os: core is pure"},
 		{"gatewire on an adapter", listed{ImportPath: m + "core/gatewire", Imports: []string{m + "adapters/httpapi"}}, "core imports only"},
 		{"sandbox on gatewire", listed{ImportPath: m + "core/sandbox", Imports: []string{m + "core/gatewire"}}, ""},
+		{"shell on embed", listed{ImportPath: m + "core/sandbox/shell", Imports: []string{"embed", "fmt"}}, ""},
+		{"shell on os", listed{ImportPath: m + "core/sandbox/shell", Imports: []string{"os"}}, "core/sandbox/shell imports os: core is pure"},
+		{"sandbox on shell", listed{ImportPath: m + "core/sandbox", Imports: []string{m + "core/sandbox/shell"}}, ""},
 		{"adapter on ports, core and its SDK", listed{ImportPath: m + "adapters/docker", Imports: []string{m + "ports", m + "core/sandbox", "github.com/docker/docker/client", m + "adapters/docker/dockertest"}}, ""},
 		{"adapter on another adapter", listed{ImportPath: m + "adapters/docker", Imports: []string{m + "adapters/kubernetes"}}, "an adapter never imports another adapter"},
 		{"adapter on cmd", listed{ImportPath: m + "adapters/httpapi", Imports: []string{m + "cmd/executor/wire"}}, "adapters never import cmd"},

@@ -19,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandgate/sandgate/adapters/docker"
 	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/app"
 	"github.com/sandgate/sandgate/core/domain"
@@ -147,7 +148,7 @@ func TestAPIRefusesWithoutToken(t *testing.T) {
 // gateToken reads the token out of the session's gate container.
 func gateToken(ctx context.Context, t *testing.T, env *gatetest.Env, sid domain.ID) string {
 	t.Helper()
-	g, err := env.Cli.ContainerInspect(ctx, sandbox.DockerGateName(sid.String()))
+	g, err := env.Cli.ContainerInspect(ctx, docker.GateName(sid.String()))
 	require.NoError(t, err)
 	for _, kv := range g.Config.Env {
 		if v, ok := strings.CutPrefix(kv, "GATE_TOKEN="); ok {

@@ -12,6 +12,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandgate/sandgate/adapters/docker"
 	"github.com/sandgate/sandgate/adapters/docker/dockertest"
 	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/core/domain"
@@ -57,7 +58,7 @@ func (w *checkpointWorld) stop(t *testing.T, sid domain.ID) {
 	t.Helper()
 	zero := 0
 	cli := dockertest.Client(t)
-	require.NoError(t, cli.ContainerStop(ctxFor(t), sandbox.DockerName(sid.String()), container.StopOptions{Timeout: &zero}))
+	require.NoError(t, cli.ContainerStop(ctxFor(t), docker.ContainerName(sid.String()), container.StopOptions{Timeout: &zero}))
 	_, err := w.provider.Attach(ctxFor(t), sid)
 	require.ErrorIs(t, err, sandbox.ErrNotFound, "stopped")
 	require.True(t, w.owned(t, sid), "but still there")

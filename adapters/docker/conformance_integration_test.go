@@ -93,10 +93,10 @@ func TestConformance(t *testing.T) {
 		WithTokens: newProvider,
 		Stop: func(ctx context.Context, sid domain.ID) error {
 			timeout := 1
-			return cli.ContainerStop(ctx, sandbox.DockerName(sid.String()), container.StopOptions{Timeout: &timeout})
+			return cli.ContainerStop(ctx, docker.ContainerName(sid.String()), container.StopOptions{Timeout: &timeout})
 		},
 		Foreign: func(ctx context.Context, sid domain.ID) (porttest.ForeignHolder, error) {
-			return createForeign(ctx, cli, base, sandbox.DockerName(sid.String()), labels)
+			return createForeign(ctx, cli, base, docker.ContainerName(sid.String()), labels)
 		},
 		Gated: gated.harness,
 	})
@@ -128,7 +128,7 @@ func gatedHarness(t *testing.T, cli *client.Client) gated {
 		GateUIDImage: gateUIDImage,
 		StopGate: func(ctx context.Context, sid domain.ID) error {
 			timeout := 1
-			return cli.ContainerStop(ctx, sandbox.DockerGateName(sid.String()), container.StopOptions{Timeout: &timeout})
+			return cli.ContainerStop(ctx, docker.GateName(sid.String()), container.StopOptions{Timeout: &timeout})
 		},
 	}}
 }

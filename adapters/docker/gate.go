@@ -93,7 +93,7 @@ func (p *Provider) createGated(ctx context.Context, spec sandbox.Spec, name stri
 	if err != nil {
 		return nil, fmt.Errorf("provision %s: %w", spec.SessionID, err)
 	}
-	gateName := sandbox.DockerGateName(spec.SessionID.String())
+	gateName := GateName(spec.SessionID.String())
 	token := p.opts.Tokens.Generate()
 	gcfg, ghost := gateConfig(spec, token, p.opts)
 	g, err := p.eng.ContainerCreate(ctx, gcfg, ghost, nil, nil, gateName)

@@ -109,8 +109,8 @@ func TestGatedProvisionOrder(t *testing.T) {
 	m := &recTokens{f: f}
 	sb, err := tokenProvider(f, m).Provision(context.Background(), gatedSpec("ses_a"))
 	require.NoError(t, err)
-	gate := f.byRef(sandbox.DockerGateName("ses_a"))
-	box := f.byRef(sandbox.DockerName("ses_a"))
+	gate := f.byRef(GateName("ses_a"))
+	box := f.byRef(ContainerName("ses_a"))
 	require.Equal(t, box.id, sb.ID())
 	require.Equal(t, []string{
 		"generate", "create sandgate-gate-ses_a", "persist", "start " + gate.id,
@@ -159,9 +159,9 @@ func TestGatedLostRaceNeverPersists(t *testing.T) {
 	var once sync.Once
 	f.onCreate = func(name string) error {
 		once.Do(func() {
-			g := f.addContainer(fakeContainer{name: sandbox.DockerGateName("ses_a"), running: true, created: time.Now(),
+			g := f.addContainer(fakeContainer{name: GateName("ses_a"), running: true, created: time.Now(),
 				labels: map[string]string{sandbox.LabelSession: "ses_a", labelRole: roleGate}})
-			f.addContainer(fakeContainer{name: sandbox.DockerName("ses_a"), image: "img", workdir: sandbox.DefaultWorkdir,
+			f.addContainer(fakeContainer{name: ContainerName("ses_a"), image: "img", workdir: sandbox.DefaultWorkdir,
 				running: true, netMode: container.NetworkMode("container:" + g.id), labels: map[string]string{sandbox.LabelSession: "ses_a"}})
 		})
 		return nil
@@ -207,8 +207,8 @@ func TestGatedRestartsStoppedGate(t *testing.T) {
 	p := tokenProvider(f, m)
 	_, err := p.Provision(context.Background(), gatedSpec("ses_a"))
 	require.NoError(t, err)
-	gate := f.byRef(sandbox.DockerGateName("ses_a"))
-	box := f.byRef(sandbox.DockerName("ses_a"))
+	gate := f.byRef(GateName("ses_a"))
+	box := f.byRef(ContainerName("ses_a"))
 	gate.running = false
 	sb, err := p.Provision(context.Background(), gatedSpec("ses_a"))
 	require.NoError(t, err)
@@ -227,8 +227,8 @@ func TestGatedUnrecoverableGateRebuilds(t *testing.T) {
 	p := newProvider(f, Options{RemoveTimeout: 2 * time.Second, GateReadyTimeout: 200 * time.Millisecond, Tokens: m})
 	_, err := p.Provision(context.Background(), gatedSpec("ses_a"))
 	require.NoError(t, err)
-	oldBox := f.byRef(sandbox.DockerName("ses_a")).id
-	f.byRef(sandbox.DockerGateName("ses_a")).running = false
+	oldBox := f.byRef(ContainerName("ses_a")).id
+	f.byRef(GateName("ses_a")).running = false
 	// The old gate never passes its healthcheck; a newly created one does.
 	var failing atomic.Bool
 	failing.Store(true)
@@ -273,7 +273,7 @@ func TestGatedRefusesGateUIDImage(t *testing.T) {
 func TestGatedOrphanGateReplaced(t *testing.T) {
 	t.Parallel()
 	f := gatedFake()
-	orphan := f.addContainer(fakeContainer{name: sandbox.DockerGateName("ses_a"), created: time.Now().Add(-time.Hour),
+	orphan := f.addContainer(fakeContainer{name: GateName("ses_a"), created: time.Now().Add(-time.Hour),
 		labels: map[string]string{sandbox.LabelSession: "ses_a", labelRole: roleGate}})
 	m := &recTokens{f: f}
 	_, err := tokenProvider(f, m).Provision(context.Background(), gatedSpec("ses_a"))
@@ -294,7 +294,7 @@ func TestGatedToUngatedRevokes(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []domain.ID{"ses_a"}, m.revoked)
 	require.Len(t, f.containers, 1, "the gate went with the old sandbox")
-	require.Equal(t, f.byRef(sandbox.DockerName("ses_a")).id, sb.ID())
+	require.Equal(t, f.byRef(ContainerName("ses_a")).id, sb.ID())
 }
 
 // The gate holds only what it needs and is bounded (C-GATE-1).
@@ -324,10 +324,10 @@ func TestAdoptionInspectsTheGateOnlyWhenGated(t *testing.T) {
 		f := gatedFake()
 		p := tokenProvider(f, &recTokens{f: f})
 		s := spec("ses_a")
-		want := map[string]int{sandbox.DockerName("ses_a"): 1}
+		want := map[string]int{ContainerName("ses_a"): 1}
 		if gated {
 			s = gatedSpec("ses_a")
-			want[sandbox.DockerGateName("ses_a")] = 1
+			want[GateName("ses_a")] = 1
 		}
 		first, err := p.Provision(context.Background(), s)
 		require.NoError(t, err)

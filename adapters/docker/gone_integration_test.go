@@ -54,7 +54,7 @@ func (w goneWorld) sandbox(t *testing.T) (ports.Sandbox, string) {
 	})
 	sb, err := w.p.Provision(t.Context(), sandbox.Spec{SessionID: sid, Image: goneImage})
 	require.NoError(t, err)
-	return sb, sandbox.DockerName(sid.String())
+	return sb, docker.ContainerName(sid.String())
 }
 
 // takeAway makes the container go away the way mode names: removed (a

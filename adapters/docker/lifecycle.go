@@ -39,7 +39,7 @@ func (p *Provider) Attach(ctx context.Context, sid domain.ID) (ports.Sandbox, er
 // inspectOwned inspects the session's sandbox container, refusing a foreign
 // holder of the name (C-PROV-5).
 func (p *Provider) inspectOwned(ctx context.Context, sid domain.ID) (container.InspectResponse, error) {
-	name := sandbox.DockerName(sid.String())
+	name := ContainerName(sid.String())
 	c, err := p.eng.ContainerInspect(ctx, name)
 	if err != nil {
 		return container.InspectResponse{}, translate(err, "inspect "+name)

@@ -46,7 +46,7 @@ func TestProvisionLosesRaceAndAdopts(t *testing.T) {
 func TestProvisionRefusesForeign(t *testing.T) {
 	t.Parallel()
 	f := newFakeEngine()
-	c := f.addContainer(fakeContainer{name: sandbox.DockerName("ses_a"), image: "img", workdir: sandbox.DefaultWorkdir})
+	c := f.addContainer(fakeContainer{name: ContainerName("ses_a"), image: "img", workdir: sandbox.DefaultWorkdir})
 	p := fakeProvider(f)
 	_, err := p.Provision(context.Background(), spec("ses_a"))
 	require.ErrorIs(t, err, errForeign)

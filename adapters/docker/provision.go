@@ -31,7 +31,7 @@ func (p *Provider) Provision(ctx context.Context, spec sandbox.Spec) (ports.Sand
 			p.opts.Logger.Warn("docker provider ignores hardening.ephemeral_storage_bytes: the writable-layer quota depends on the storage driver (docs/DIVERGENCES.md)")
 		})
 	}
-	name := sandbox.DockerName(spec.SessionID.String())
+	name := ContainerName(spec.SessionID.String())
 	imageReady := false
 	// A lost name race (409) sends the loop round again to adopt the winner
 	// (C-PROV-4). Right after the 409 the winner may hold the name without
@@ -162,7 +162,7 @@ func (p *Provider) pairedGate(ctx context.Context, spec sandbox.Spec, c containe
 	if !observe(c, "").Gated {
 		return none, nil
 	}
-	name := sandbox.DockerGateName(spec.SessionID.String())
+	name := GateName(spec.SessionID.String())
 	g, err := p.eng.ContainerInspect(ctx, name)
 	if cerrdefs.IsNotFound(err) {
 		return none, nil

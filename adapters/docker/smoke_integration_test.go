@@ -37,7 +37,7 @@ func TestSmoke(t *testing.T) {
 	created, err := cli.ContainerCreate(ctx,
 		&container.Config{Image: smokeImage, Cmd: []string{"sleep", "infinity"}, Labels: labels},
 		&container.HostConfig{NetworkMode: "none", Init: ptr(true)},
-		nil, nil, sandbox.DockerName(sid.String()))
+		nil, nil, ContainerName(sid.String()))
 	require.NoError(t, err)
 	require.NoError(t, cli.ContainerStart(ctx, created.ID, container.StartOptions{}))
 

@@ -10,7 +10,7 @@ import (
 // sweepOnce removes the stale temporaries an interrupted write left in an
 // adopted sandbox (issue 11: a kill -9 of the executor mid-upload left a
 // 20 MiB .sandgate-write-* file behind). A temporary is ours by its exact
-// name and stale by its age (sandbox.SweepScript, Options.StaleTempAge), so
+// name and stale by its age (shell.Sweep, Options.StaleTempAge), so
 // a concurrent write's live temporary is kept. It runs on the first
 // adoption of each container by this provider — after an executor restart,
 // the first PUT — and again when an adoption restarts a stopped one; later

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/sandbox/shell"
 )
 
 // The first adoption by a provider sweeps stale temporaries, later ones do
@@ -19,7 +20,7 @@ func TestAdoptionSweepsOnce(t *testing.T) {
 	f := newFakeEngine()
 	sweeps, failing := 0, true
 	f.onExec = func(argv []string) fakeExecBehaviour {
-		if len(argv) > 2 && argv[2] == sandbox.SweepScript {
+		if len(argv) > 2 && argv[2] == shell.Sweep {
 			sweeps++
 			if failing {
 				return fakeExecBehaviour{createErr: errors.New("exec refused")}

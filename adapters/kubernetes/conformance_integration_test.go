@@ -21,7 +21,6 @@ import (
 
 	"github.com/sandgate/sandgate/adapters/kubernetes"
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/internal/seccomp"
 	"github.com/sandgate/sandgate/ports"
 	"github.com/sandgate/sandgate/ports/porttest"
@@ -89,7 +88,7 @@ func TestConformance(t *testing.T) {
 		Caps:       porttest.Capabilities{},
 		WithTokens: newProvider,
 		Foreign: func(ctx context.Context, sid domain.ID) (porttest.ForeignHolder, error) {
-			return createForeign(ctx, cli, base, sandbox.PodName(sid.String()))
+			return createForeign(ctx, cli, base, kubernetes.PodName(sid.String()))
 		},
 		Parallelism: 4,
 		Gated:       gated,

@@ -1,7 +1,7 @@
 // Package kubernetes implements ports.Provider and ports.Sandbox on a
 // Kubernetes cluster through k8s.io/client-go.
 //
-// Every session's sandbox is one pod named sandbox.PodName(sid), labelled
+// Every session's sandbox is one pod named PodName(sid), labelled
 // with the session id, whose container "sandbox" runs sandbox.KeepAliveArgv;
 // an ungated limited sandbox also gets the "netsetup" init container, which
 // flushes the pod's routes and fails the pod closed if any survives.

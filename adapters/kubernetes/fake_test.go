@@ -19,6 +19,7 @@ import (
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/sandbox/shell"
 )
 
 // noExec is the execer of unit tests, which never reach a pod: any exec but
@@ -26,7 +27,7 @@ import (
 type noExec struct{ t *testing.T }
 
 func (n noExec) exec(_ context.Context, _, _ string, argv []string, _ io.Reader, _, _ io.Writer) (int, error) {
-	if !slices.Contains(argv, sandbox.SweepScript) {
+	if !slices.Contains(argv, shell.Sweep) {
 		n.t.Error("unexpected exec")
 	}
 	return 0, nil
@@ -104,7 +105,7 @@ func existing(t *testing.T, spec sandbox.Spec, uid string, phase corev1.PodPhase
 
 func getPod(t *testing.T, cli *fake.Clientset, sid domain.ID) (*corev1.Pod, error) {
 	t.Helper()
-	return cli.CoreV1().Pods("default").Get(context.Background(), sandbox.PodName(sid.String()), metav1.GetOptions{})
+	return cli.CoreV1().Pods("default").Get(context.Background(), PodName(sid.String()), metav1.GetOptions{})
 }
 
 func TestNeverReadyPodIsDeleted(t *testing.T) {
@@ -146,7 +147,7 @@ func TestFailedUngatedPodIsReplaced(t *testing.T) {
 	p, cli := fakeCluster(t, false, existing(t, spec, "dead", corev1.PodFailed))
 	sb, err := p.Provision(context.Background(), spec)
 	require.NoError(t, err)
-	require.Equal(t, sandbox.PodName(sid.String()), sb.ID())
+	require.Equal(t, PodName(sid.String()), sb.ID())
 	pod, err := getPod(t, cli, sid)
 	require.NoError(t, err)
 	require.NotEqual(t, types.UID("dead"), pod.UID, "a Failed pod must be replaced (B-6)")
@@ -196,7 +197,7 @@ func TestDestroySparesANewerPod(t *testing.T) {
 	sid := domain.NewID("ses")
 	spec := sandbox.Spec{SessionID: sid, Image: "debian:bookworm"}
 	p, cli := fakeCluster(t, false, existing(t, spec, "newer", corev1.PodRunning))
-	stale := &handle{p: p, ns: "default", name: sandbox.PodName(sid.String()), uid: "older"}
+	stale := &handle{p: p, ns: "default", name: PodName(sid.String()), uid: "older"}
 	require.NoError(t, stale.Destroy(context.Background()), "the old pod is gone: success")
 	got, err := getPod(t, cli, sid)
 	require.NoError(t, err)

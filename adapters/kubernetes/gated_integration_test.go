@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 
+	"github.com/sandgate/sandgate/adapters/kubernetes"
 	"github.com/sandgate/sandgate/adapters/tokenstore"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
@@ -96,7 +97,7 @@ func gatedHarness(t *testing.T, cfg *rest.Config, cli k8s.Interface, base string
 		OriginBody:   w.body,
 		GateUIDImage: gateUIDImage,
 		StopGate: func(ctx context.Context, sid domain.ID) error {
-			return stopGate(ctx, cfg, cli, sandbox.PodName(sid.String()))
+			return stopGate(ctx, cfg, cli, kubernetes.PodName(sid.String()))
 		},
 	}
 }

@@ -83,7 +83,7 @@ func TestHandleOfReplacedPodIsNotFound(t *testing.T) {
 
 	// The pod is replaced: same name, new UID.
 	pods := p.cli.CoreV1().Pods("default")
-	require.NoError(t, pods.Delete(ctx, sandbox.PodName(sid.String()), metav1.DeleteOptions{}))
+	require.NoError(t, pods.Delete(ctx, PodName(sid.String()), metav1.DeleteOptions{}))
 	_, err = pods.Create(ctx, withUIDEnv(t, existing(t, spec, "", corev1.PodRunning)), metav1.CreateOptions{})
 	require.NoError(t, err)
 	fresh, err := p.Attach(ctx, sid)

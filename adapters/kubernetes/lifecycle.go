@@ -35,7 +35,7 @@ func (p *Provider) Attach(ctx context.Context, sid domain.ID) (ports.Sandbox, er
 // getOwned gets the session's pod, refusing a foreign holder of the name
 // (C-PROV-5); a missing pod is sandbox.ErrNotFound.
 func (p *Provider) getOwned(ctx context.Context, sid domain.ID) (*corev1.Pod, error) {
-	name := sandbox.PodName(sid.String())
+	name := PodName(sid.String())
 	pod, err := p.cli.CoreV1().Pods(p.opts.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, translate(err, "get pod "+name)

@@ -64,7 +64,7 @@ func podFor(spec sandbox.Spec, o Options) *corev1.Pod {
 	grace := gracePeriod
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        sandbox.PodName(sid),
+			Name:        PodName(sid),
 			Namespace:   o.Namespace,
 			Labels:      labels,
 			Annotations: map[string]string{annotationWorkdir: spec.Workdir},

@@ -53,7 +53,7 @@ type Options struct {
 	// reap each other's pods as orphans). Validated by New.
 	Labels map[string]string
 	// ReadyTimeout bounds the wait for a pod to become ready (C-PROV-8).
-	// Default sandbox.ProvisionReadyTimeout (2 min).
+	// Default defaultReadyTimeout, 2 min.
 	ReadyTimeout time.Duration
 	// RemoveTimeout bounds the wait for a deletion to finish. Default 30 s.
 	RemoveTimeout time.Duration
@@ -151,7 +151,7 @@ func newProvider(cli kubernetes.Interface, ex execer, opts Options) (*Provider, 
 		opts.Logger = slog.Default()
 	}
 	if opts.ReadyTimeout <= 0 {
-		opts.ReadyTimeout = sandbox.ProvisionReadyTimeout
+		opts.ReadyTimeout = defaultReadyTimeout
 	}
 	if opts.RemoveTimeout <= 0 {
 		opts.RemoveTimeout = 30 * time.Second

@@ -40,7 +40,7 @@ func (p *Provider) Provision(ctx context.Context, spec sandbox.Spec) (ports.Sand
 			p.opts.Logger.Warn("kubernetes provider ignores hardening.pids_limit: a pod has no per-container pids limit (docs/DIVERGENCES.md)")
 		})
 	}
-	name := sandbox.PodName(spec.SessionID.String())
+	name := PodName(spec.SessionID.String())
 	giveUp := time.Now().Add(raceWait)
 	for delay := 20 * time.Millisecond; ; delay = min(2*delay, 500*time.Millisecond) {
 		sb, done, err := p.provisionOnce(ctx, spec, name)

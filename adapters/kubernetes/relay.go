@@ -17,7 +17,7 @@ package kubernetes
 //     its own stderr on /dev/null meanwhile, so that bash's report of a
 //     child's signal death ("Killed") is not taken for the command's output.
 //     The wrapper alone also gets the exec's own stderr as fd 8, for its
-//     header line (core/sandbox.ExecWrapper), which therefore reaches the
+//     header line (core/sandbox/shell.ExecWrapper), which therefore reaches the
 //     runtime even when the command kills the cats at once; the wrapper
 //     closes it before the command starts.
 //     The command runs as a job under job control (set -m), in a process

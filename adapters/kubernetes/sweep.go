@@ -9,7 +9,7 @@ import (
 // sweepOnce removes the stale temporaries an interrupted write left in an
 // adopted pod (issue 11: a kill -9 of the executor mid-upload leaves its
 // .sandgate-write-* file behind). A temporary is ours by its exact name and
-// stale by its age (sandbox.SweepScript, Options.StaleTempAge), so a
+// stale by its age (shell.Sweep, Options.StaleTempAge), so a
 // concurrent write's live temporary is kept. It runs on the first adoption
 // of each pod by this provider — after an executor restart, the first PUT;
 // later adoptions, the hot path, cost nothing. Best effort: a failure is

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/sandbox/shell"
 )
 
 // sweepExec counts the sweeps it is asked to run, failing them while fail
@@ -23,7 +24,7 @@ type sweepExec struct {
 }
 
 func (s *sweepExec) exec(_ context.Context, _, _ string, argv []string, _ io.Reader, _, _ io.Writer) (int, error) {
-	if !slices.Contains(argv, sandbox.SweepScript) {
+	if !slices.Contains(argv, shell.Sweep) {
 		s.t.Error("unexpected exec")
 		return 0, nil
 	}

@@ -19,8 +19,8 @@ const (
 	NetShapeOpen NetShape = "open"
 )
 
-// WantNetShape is the shape an ungated sandbox with networking n must have.
-func WantNetShape(n domain.Networking) NetShape {
+// wantNetShape is the shape an ungated sandbox with networking n must have.
+func wantNetShape(n domain.Networking) NetShape {
 	if n.Limited() {
 		return NetShapeNone
 	}
@@ -41,7 +41,7 @@ type Observed struct {
 	// container id in its NetworkMode). Empty when ungated.
 	PairedGate string
 	// CurrentGate identifies the session's gate as it exists now (Docker: the
-	// id of the container named DockerGateName), empty when there is none. A
+	// id of the session's gate container), empty when there is none. A
 	// sandbox paired with anything else is joined to a stale namespace.
 	CurrentGate string
 }
@@ -94,7 +94,7 @@ func DecideAdoption(want Spec, got Observed) (Adoption, error) {
 		}
 		return Adoption{Action: Adopt}, nil
 	}
-	if w := WantNetShape(want.Networking); got.Net != w {
+	if w := wantNetShape(want.Networking); got.Net != w {
 		return Adoption{}, fmt.Errorf("%w: network is %q, requested %q (networking %s)", ErrSpecMismatch, got.Net, w, want.Networking.Normalize().Type)
 	}
 	return Adoption{Action: Adopt}, nil

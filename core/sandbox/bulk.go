@@ -216,13 +216,13 @@ func (b *BulkWrite) Paths() []string {
 // extraction): its *PathNotWritableError carries the workdir.
 func (b *BulkWrite) Classify(exitCode int, stderr string) error {
 	paths := b.Paths()
-	if f, ok := ParseFault(stderr); !ok || f.Code != exitCode || f.Member < 0 || f.Member >= len(paths) {
-		// Only a usable marker names a member: ClassifyScript would name a
+	if f, ok := parseFault(stderr); !ok || f.Code != exitCode || f.Member < 0 || f.Member >= len(paths) {
+		// Only a usable marker names a member: classifyScript would name a
 		// lone path without one, and a bulk fault naming no member is about
 		// the batch (its bookkeeping, its delivery), not about that path.
 		paths = nil
 	}
-	err := ClassifyScript(exitCode, stderr, paths)
+	err := classifyScript(exitCode, stderr, paths)
 	var nw *PathNotWritableError
 	if errors.As(err, &nw) && nw.Path == "" {
 		nw.Path = path.Dir(b.Manifest)
@@ -236,4 +236,11 @@ func (b *BulkWrite) Classify(exitCode int, stderr string) error {
 func (b *BulkWrite) argv(script string) []string {
 	return scriptArgv(script, b.Manifest, b.DirList,
 		strconv.Itoa(len(b.members)), strconv.Itoa(len(b.dirs)), strconv.FormatInt(b.prefixLen, 10))
+}
+
+// FileWrite is one member of a WriteFiles batch. Path must be absolute and
+// clean.
+type FileWrite struct {
+	Path string
+	Data []byte
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandgate/sandgate/core/sandbox/shell"
 	"github.com/stretchr/testify/require"
 )
 
@@ -28,7 +29,7 @@ type bulkRun struct {
 	engine  bulkEngine
 }
 
-// bulkEngine is how bulkLib does its per-member work: with perl, as in a
+// bulkEngine is how bulk.sh does its per-member work: with perl, as in a
 // Debian image, or with bash alone, for an image without perl (a PATH that
 // holds every tool the scripts use but perl).
 type bulkEngine struct {
@@ -65,7 +66,7 @@ func (e bulkEngine) with(sh shellRun) shellRun {
 func runArgv(t *testing.T, sh shellRun, argv []string, stdin []byte) shellResult {
 	t.Helper()
 	require.Equal(t, []string{"/bin/bash", "-c"}, argv[:2])
-	require.Equal(t, ScriptName, argv[3])
+	require.Equal(t, scriptName, argv[3])
 	sh.stdin = bytes.NewReader(stdin)
 	return sh.run(t, argv[2], argv[4:]...)
 }
@@ -616,7 +617,7 @@ func TestBulkScriptsDistrustTheirInputs(t *testing.T) {
 	}
 	t.Run("bad arguments", func(t *testing.T) {
 		t.Parallel()
-		res := shellRun{}.run(t, bulkRenameScript, "/m", "/d", "1; touch /tmp/x", "0", "0")
+		res := shellRun{}.run(t, shell.BulkRename, "/m", "/d", "1; touch /tmp/x", "0", "0")
 		require.Equal(t, 2, res.code)
 		require.Contains(t, res.stderr, "bad arguments")
 	})

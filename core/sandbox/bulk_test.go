@@ -6,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sandgate/sandgate/core/sandbox/shell"
 	"github.com/stretchr/testify/require"
 )
 
@@ -40,28 +39,6 @@ func goldenFiles() []FileWrite {
 	}
 }
 
-// requireGolden compares got with testdata/NAME byte for byte, or writes it
-// there under -update.
-func requireGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	file := filepath.Join("testdata", filepath.FromSlash(name))
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
-		require.NoError(t, os.WriteFile(file, got, 0o644))
-		return
-	}
-	want, err := os.ReadFile(file)
-	require.NoError(t, err, "golden file missing: run with -update")
-	if !bytes.Equal(want, got) {
-		i := 0
-		for i < len(want) && i < len(got) && want[i] == got[i] {
-			i++
-		}
-		t.Fatalf("%s differs at byte %d (golden %d bytes, got %d): rerun with -update if the change is intended",
-			file, i, len(want), len(got))
-	}
-}
-
 func goldenPlan(t *testing.T) *BulkWrite {
 	t.Helper()
 	b, err := planBulk("", goldenFiles(), goldenNonce)
@@ -69,6 +46,8 @@ func goldenPlan(t *testing.T) *BulkWrite {
 	return b
 }
 
+// TestBulkGolden pins the plan's bookkeeping and archive; the argv of its
+// scripts is pinned by TestArgvGolden.
 func TestBulkGolden(t *testing.T) {
 	t.Parallel()
 	b := goldenPlan(t)
@@ -77,29 +56,6 @@ func TestBulkGolden(t *testing.T) {
 	requireGolden(t, "bulk/manifest", b.manifest)
 	requireGolden(t, "bulk/dirlist", b.dirList)
 	requireGolden(t, "bulk/archive.tar", archive.Bytes())
-	// Every script is ShellLib (snippets.go), the bulk library and its own
-	// lines: the golden files hold the last two, and each script is checked
-	// to be exactly that concatenation.
-	requireGolden(t, "bulk/lib.sh", []byte(bulkLib))
-	for _, s := range []struct {
-		name string
-		cmd  []string
-		main string
-	}{
-		{"prepare", b.PrepareCmd(), bulkPrepareMain},
-		{"rename", b.RenameCmd(), bulkRenameMain},
-		{"discard", b.DiscardCmd(), bulkDiscardMain},
-		{"oneshot", b.OneShotCmd(), bulkOneShotMain},
-	} {
-		require.Equal(t, ShellLib+bulkLib+s.main, s.cmd[2], s.name)
-		requireGolden(t, "bulk/"+s.name+".sh", []byte(s.main))
-	}
-}
-
-func TestBulkPerlFitsItsQuotes(t *testing.T) {
-	t.Parallel()
-	require.NotContains(t, bulkPerl, "'", "bulkLib holds the perl program in a single-quoted word")
-	require.Contains(t, bulkLib, "__sgb_plprog='"+bulkPerl+"'\n")
 }
 
 func TestPlanBulkLayout(t *testing.T) {
@@ -135,7 +91,7 @@ func TestPlanBulkLayout(t *testing.T) {
 	require.Equal(t, wantManifest, b.manifest)
 	require.Equal(t, "/\x00/workspace/"+strings.Repeat("long-", 30)+"\x00/workspace/skill\x00/workspace/skill/bin\x00/workspace/sp ace/-dash\x00",
 		string(b.dirList))
-	require.Equal(t, []string{"/bin/bash", "-c", bulkRenameScript, ScriptName, b.Manifest, b.DirList, "9", "5",
+	require.Equal(t, []string{"/bin/bash", "-c", shell.BulkRename, scriptName, b.Manifest, b.DirList, "9", "5",
 		fmt.Sprint(b.PrefixLen())}, b.RenameCmd())
 }
 

@@ -82,3 +82,7 @@ func (c *Capture) Truncated() bool {
 	defer c.mu.Unlock()
 	return c.truncated
 }
+
+// MaxOutputBytes is kept per stream (stdout, stderr) of one exec
+// (CONTRACT §0).
+const MaxOutputBytes = 1 << 20

@@ -6,7 +6,27 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sandgate/sandgate/core/sandbox/shell"
 )
+
+// ExecRequest is one command to run with `/bin/bash -c` in the workdir.
+type ExecRequest struct {
+	Command string
+	// Timeout is rounded up to whole seconds; 0 means no limit but the
+	// context.
+	Timeout time.Duration
+}
+
+// ExecResult is what a finished command did. A non-zero exit, output on
+// stderr and a command killed at its deadline are all results, not errors.
+type ExecResult struct {
+	Stdout    string
+	Stderr    string
+	ExitCode  int
+	TimedOut  bool
+	Truncated bool
+}
 
 // MaxCommandBytes is the longest command an exec can carry. The command
 // travels as one argv string, and Linux refuses any single argv string of
@@ -59,9 +79,9 @@ func ExecDeadline(timeout time.Duration) time.Duration {
 // maxDuration is the largest time.Duration.
 const maxDuration = time.Duration(1<<63 - 1)
 
-// DeadlineSeconds is ExecDeadline in whole seconds, the number the wrapper's
+// deadlineSeconds is ExecDeadline in whole seconds, the number the wrapper's
 // watchdog sleeps; 0 means no deadline.
-func DeadlineSeconds(timeout time.Duration) int64 {
+func deadlineSeconds(timeout time.Duration) int64 {
 	return int64(ExecDeadline(timeout) / time.Second)
 }
 
@@ -70,15 +90,15 @@ func DeadlineSeconds(timeout time.Duration) int64 {
 const execName = "sandgate-exec"
 
 // ExecArgv is the argv that runs req, which ValidateExec accepted: always
-// ExecWrapper (see there for the stdin the adapter must attach, and
-// ExecEvidence for how it reads the outcome), with the deadline in whole
-// seconds (0: none). workdir is empty when the backend sets the exec's
+// the wrapper shell.ExecWrapper (exec_wrapper.go says what stdin the adapter
+// must attach, and ExecEvidence how it reads the outcome), with the deadline
+// in whole seconds (0: none). workdir is empty when the backend sets the exec's
 // working directory itself (Docker's WorkingDir); otherwise the wrapper cds
 // there first (Kubernetes), the path passed as an argument, never as script
 // text.
 //
-//	/bin/bash -c ExecWrapper sandgate-exec SECONDS WORKDIR CMD
+//	/bin/bash -c WRAPPER sandgate-exec SECONDS WORKDIR CMD
 func ExecArgv(req ExecRequest, workdir string) []string {
-	secs := strconv.FormatInt(DeadlineSeconds(req.Timeout), 10)
-	return []string{"/bin/bash", "-c", ExecWrapper, execName, secs, workdir, req.Command}
+	secs := strconv.FormatInt(deadlineSeconds(req.Timeout), 10)
+	return []string{"/bin/bash", "-c", shell.ExecWrapper, execName, secs, workdir, req.Command}
 }

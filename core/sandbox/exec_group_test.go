@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandgate/sandgate/core/sandbox/shell"
 	"github.com/stretchr/testify/require"
 )
 
@@ -124,12 +125,23 @@ func TestKillGroup(t *testing.T) {
 	require.Equal(t, 1, code, "no such group")
 }
 
+// watchdogScript cuts the watchdog D out of the wrapper: the block it
+// starts as `{ … } >/dev/null &`, at the start of a line.
+func watchdogScript(t *testing.T) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(shell.ExecWrapper, "\n{\n")
+	require.True(t, ok, "the wrapper starts no watchdog block")
+	body, _, ok := strings.Cut(rest, "\n} >/dev/null &\n")
+	require.True(t, ok, "the watchdog block does not end")
+	return body
+}
+
 // TestWatchdog runs the watchdog on its own, in its own session as the
 // wrapper starts it, with a lifeline on stdin that stays open or is closed
 // (the caller left).
 func TestWatchdog(t *testing.T) {
 	t.Parallel()
-	require.Contains(t, ExecWrapper, "{\n"+watchdogScript+"\n}")
+	watchdog := watchdogScript(t)
 	tests := []struct {
 		name       string
 		secs       string
@@ -158,7 +170,7 @@ func TestWatchdog(t *testing.T) {
 			require.NoError(t, err)
 			t.Cleanup(func() { _, _ = lifeline.Close(), caller.Close() })
 			var stderr bytes.Buffer
-			wd := exec.Command("/bin/bash", "-c", "w=$2\n"+watchdogScript, "sandgate-watchdog", tt.secs, strconv.Itoa(pgid))
+			wd := exec.Command("/bin/bash", "-c", "w=$2\n"+watchdog, "sandgate-watchdog", tt.secs, strconv.Itoa(pgid))
 			wd.Stdin, wd.Stderr = lifeline, &stderr
 			wd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 			if tt.leave > 0 {

@@ -22,11 +22,12 @@ const (
 )
 
 // HeaderStripper is an io.Writer in front of an exec's stderr sink (a
-// Capture): it drops the header line `sandgate-exec:<pid>\n` that
-// ExecWrapper writes before the command exists, records the pid, and passes
-// everything after it on verbatim — however the stream is split across
-// writes. Only the very first line can be the header: a command that prints
-// a fake one later has it passed on like any other output. A stream that
+// Capture): it drops the header line `sandgate-exec:<pid>\n` that the
+// wrapper (shell.ExecWrapper) writes before the command exists, records the
+// pid, and passes everything after it on verbatim — however the stream is
+// split across writes. Only the very first line can be the header: a
+// command that prints a fake one later has it passed on like any other
+// output. A stream that
 // does not start with a well-formed header (the wrapper could not run) is
 // passed on whole, and Pid reports none.
 //

@@ -1,12 +1,11 @@
 package sandbox
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sandgate/sandgate/core/sandbox/shell"
 	"github.com/stretchr/testify/require"
 )
 
@@ -61,7 +60,7 @@ func TestExecDeadline(t *testing.T) {
 		t.Run(tt.in.String(), func(t *testing.T) {
 			t.Parallel()
 			require.Equal(t, tt.want, ExecDeadline(tt.in))
-			require.Equal(t, int64(tt.want/time.Second), DeadlineSeconds(tt.in))
+			require.Equal(t, int64(tt.want/time.Second), deadlineSeconds(tt.in))
 		})
 	}
 }
@@ -77,23 +76,23 @@ func TestExecArgv(t *testing.T) {
 	}{
 		{
 			name: "no timeout, backend sets the workdir", req: ExecRequest{Command: cmd},
-			want: []string{"/bin/bash", "-c", ExecWrapper, "sandgate-exec", "0", "", cmd},
+			want: []string{"/bin/bash", "-c", shell.ExecWrapper, "sandgate-exec", "0", "", cmd},
 		},
 		{
 			name: "no timeout, cd first", req: ExecRequest{Command: cmd}, workdir: "/work space",
-			want: []string{"/bin/bash", "-c", ExecWrapper, "sandgate-exec", "0", "/work space", cmd},
+			want: []string{"/bin/bash", "-c", shell.ExecWrapper, "sandgate-exec", "0", "/work space", cmd},
 		},
 		{
 			name: "timeout rounds up", req: ExecRequest{Command: cmd, Timeout: 1500 * time.Millisecond},
-			want: []string{"/bin/bash", "-c", ExecWrapper, "sandgate-exec", "2", "", cmd},
+			want: []string{"/bin/bash", "-c", shell.ExecWrapper, "sandgate-exec", "2", "", cmd},
 		},
 		{
 			name: "timeout with a cd", req: ExecRequest{Command: cmd, Timeout: time.Nanosecond}, workdir: "-w",
-			want: []string{"/bin/bash", "-c", ExecWrapper, "sandgate-exec", "1", "-w", cmd},
+			want: []string{"/bin/bash", "-c", shell.ExecWrapper, "sandgate-exec", "1", "-w", cmd},
 		},
 		{
 			name: "negative timeout is no deadline", req: ExecRequest{Command: cmd, Timeout: -time.Second},
-			want: []string{"/bin/bash", "-c", ExecWrapper, "sandgate-exec", "0", "", cmd},
+			want: []string{"/bin/bash", "-c", shell.ExecWrapper, "sandgate-exec", "0", "", cmd},
 		},
 	}
 	for _, tt := range tests {
@@ -115,27 +114,8 @@ func TestGroupArgv(t *testing.T) {
 	}
 	kill, err := KillGroupArgv(42)
 	require.NoError(t, err)
-	require.Equal(t, []string{"/bin/bash", "-c", killGroupScript, "sandgate-kill", "42"}, kill)
+	require.Equal(t, []string{"/bin/bash", "-c", shell.KillGroup, "sandgate-kill", "42"}, kill)
 	probe, err := GroupProbeArgv(maxPid)
 	require.NoError(t, err)
-	require.Equal(t, []string{"/bin/bash", "-c", groupProbeScript, "sandgate-probe", "4194304"}, probe)
-}
-
-func TestExecScriptsGolden(t *testing.T) {
-	t.Parallel()
-	scripts := map[string]string{
-		"exec-wrapper.sh":     ExecWrapper,
-		"exec-kill-group.sh":  killGroupScript + "\n",
-		"exec-group-probe.sh": groupProbeScript,
-	}
-	for name, text := range scripts {
-		path := filepath.Join("testdata", "scripts", name)
-		if *update {
-			require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
-			continue
-		}
-		want, err := os.ReadFile(path)
-		require.NoError(t, err, "run with -update to create it")
-		require.Equal(t, string(want), text, "%s differs; run with -update if the change is intended", name)
-	}
+	require.Equal(t, []string{"/bin/bash", "-c", shell.GroupProbe, "sandgate-probe", "4194304"}, probe)
 }

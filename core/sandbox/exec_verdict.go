@@ -47,7 +47,7 @@ type ExecEvidence struct {
 	Enforced bool
 }
 
-// TimedOut reports whether an exec overran its deadline, from evidence only
+// timedOut reports whether an exec overran its deadline, from evidence only
 // the adapter holds: the group had to be killed from outside, or the command
 // was observed finished no earlier than its deadline. The exit code never
 // decides it (a command may exit with any code, 124 and 137 included).
@@ -94,7 +94,7 @@ type ExecEvidence struct {
 //     it could not get by leaving the group: the exec reports 137, not
 //     TimedOut, and the process lives on. Docker's top is outside evidence
 //     and immune; a read-only root filesystem closes it on Kubernetes.
-func TimedOut(e ExecEvidence) bool {
+func timedOut(e ExecEvidence) bool {
 	if e.Deadline <= 0 {
 		return false
 	}
@@ -123,7 +123,7 @@ func NewExecResult(stdout, stderr *Capture, e ExecEvidence) ExecResult {
 		Stdout:    stdout.String(),
 		Stderr:    stderr.String(),
 		ExitCode:  e.ExitCode,
-		TimedOut:  TimedOut(e),
+		TimedOut:  timedOut(e),
 		Truncated: stdout.Truncated() || stderr.Truncated(),
 	}
 }

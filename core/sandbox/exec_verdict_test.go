@@ -30,7 +30,7 @@ func TestTimedOut(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			require.Equal(t, tt.want, TimedOut(tt.ev))
+			require.Equal(t, tt.want, timedOut(tt.ev))
 		})
 	}
 }

@@ -3,152 +3,24 @@ package sandbox
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/sandgate/sandgate/core/sandbox/shell"
 )
 
-// ExecWrapper is the bash script (the wrapper, W) that runs every command,
-// as the main process of one exec:
-//
-//	/bin/bash -c ExecWrapper sandgate-exec SECONDS WORKDIR CMD
-//
-// SECONDS is the deadline (0: none). User data (WORKDIR, CMD) arrives only as
-// arguments. The exec's stdin is the caller's lifeline: the adapter attaches
-// it, writes nothing and keeps it open for as long as the call lasts, so
-// that it ends — EOF — exactly when the caller goes away: the call returns,
-// is cancelled, or the executor dies (the engine closes an exec's stdin when
-// the connection that attached it drops). In order, W:
-//
-//  1. makes sure it leads its own process group, because the deadline and
-//     the caller's departure kill the command by that group. runc makes
-//     every exec'd process a session leader already; on a runtime that does
-//     not, W re-executes itself under setsid (which keeps its pid).
-//  2. writes the header `sandgate-exec:<pid>\n` to stderr. Nothing else can
-//     have written to the exec's stderr yet — the command does not exist — so
-//     these first bytes are as trustworthy as the image's /bin/bash: they
-//     name the process group the adapter kills or probes from outside
-//     (KillGroupArgv, GroupProbeArgv). HeaderStripper removes the line again.
-//     A backend that relays stderr through a process the command can kill
-//     (the Kubernetes relay) hands W the exec's own stderr as fd 8: the
-//     header is written there, so a command that kills the relay cannot
-//     take the header with it; W closes fd 8 before anything else runs.
-//  3. enters WORKDIR when it is not empty (126 when it cannot).
-//  4. without a deadline (SECONDS 0), starts the lifeline watcher L
-//     (lifelineScript) as a forked subshell in a process group of its own
-//     and execs the command C as `/bin/bash -c CMD` in its own process, with
-//     stdin from /dev/null (never the lifeline); the exec builtin lowers
-//     SHLVL by one, so C sees the environment it would see without the
-//     wrapper. C keeps
-//     W's pid and group; L kills that group if the lifeline ends while C
-//     runs. That is all: one fork more than a bare `/bin/bash -c CMD`.
-//  5. with a deadline, starts the watchdog D (watchdogScript) the same way:
-//     a fork (job control on for that one fork) in a group of its own, so
-//     that neither the command's `kill 0` nor the group kill reaches it and
-//     it is not a member of the command's group. D reads the lifeline with
-//     the read builtin, bounded by SECONDS: no process besides the fork.
-//     When the read times out and W's group still has members, D marks —
-//     one line `sandgate: command exceeded its N s deadline and was killed`
-//     on stderr, a diagnostic for the model, never evidence — and SIGKILLs
-//     W's whole group: W, the command and every descendant that stayed in
-//     the group. When the read returns anything else (EOF: the caller is
-//     gone), D SIGKILLs the group without a word and exits.
-//  6. then runs C as W's child in W's group, stdin from /dev/null and SHLVL
-//     lowered as above. W's own stderr goes to /dev/null meanwhile, so that
-//     its report of a signal death ("Terminated") is not mistaken for the
-//     command's output. When C finished first, W kills D's group and exits
-//     at once with C's status (128+N when C died of signal N). It does not
-//     wait to reap D: the sandbox's init does (the keep-alive bash reaps),
-//     and the daemon learns sooner that W is gone.
-//
-// Either way, what C left running in the background when it finished
-// stays: a caller that wanted a daemon keeps it.
-//
-// The sandbox image needs bash; setsid (util-linux or busybox) only on a
-// runtime that does not make W a group leader. Without a working watchdog
-// the adapter's own enforcement (EnforceGrace) is all that stops an overrun.
-const ExecWrapper = `if [ "$0" = sandgate-exec ] && read -r s 2>/dev/null </proc/$$/stat && s=${s##*) } && s=${s#* } && s=${s#* } &&
-	[ "${s%% *}" != "$$" ] && command -v setsid >/dev/null; then
-	exec setsid /bin/bash -c "$BASH_EXECUTION_STRING" sandgate-exec-leader "$@"
-fi
-if ! { printf '` + HeaderPrefix + `%s\n' "$$" >&8; } 2>/dev/null; then printf '` + HeaderPrefix + `%s\n' "$$" >&2; fi
-exec 8>&-
-if [ -n "$2" ]; then
-	cd -- "$2" || exit 126
-	unset OLDPWD
-fi
-w=$$
-set -m
-if [ "$1" = 0 ]; then
-	{
-` + lifelineScript + `
-	} >/dev/null 2>&1 &
-	set +m
-	exec /bin/bash -c "$3" </dev/null
-fi
-{
-` + watchdogScript + `
-} >/dev/null &
-d=$!
-set +m
-export SHLVL=$((SHLVL - 1))
-exec 9>&2 2>/dev/null
-/bin/bash -c "$3" </dev/null 2>&9 9>&-
-rc=$?
-kill -KILL -- "-$d"
-exit "$rc"
-`
+// Every command runs under the wrapper W, shell.ExecWrapper
+// (exec-wrapper.sh, which documents its steps), as the main process of one
+// exec (ExecArgv): W leads its own process group, writes the header
+// HeaderPrefix<pid> to stderr before the command exists, enters the workdir,
+// and kills the command's whole group when the deadline passes or the
+// caller's lifeline (the exec's stdin, held open by the adapter and never
+// written) ends.
 
-// lifelineScript is the watcher L of a command without a deadline: W
-// execs the command in its own process, so the command keeps W's pid and
-// group, and one process start is saved. L holds neither stdout nor stderr
-// (the exec ends when the command does) and waits for the lifeline's end.
-// If its parent is still W's pid then, the command is running and the
-// caller is gone: L SIGKILLs the group. Otherwise the command had ended —
-// L was re-parented to the reaper, whatever process W's pid is given to
-// later — and the caller merely returned: L exits and leaves what the
-// command started in the background alone.
-const lifelineScript = `	read -r _
-	read -r s </proc/$BASHPID/stat || exit 0
-	s=${s##*) }
-	s=${s#* }
-	[ "${s%% *}" = "$w" ] || exit 0
-	kill -KILL -- "-$w" 2>/dev/null`
-
-// watchdogScript is the watchdog D's body under a deadline: SECONDS in $1,
-// the wrapper's group in $w, the caller's lifeline on stdin. It ignores
-// SIGPIPE so that a reader gone away cannot stop the kill. A read that ends
-// before its timeout (rc ≤ 128) means the caller is gone: nothing is ever
-// written to the lifeline, so a line counts as its end too.
-const watchdogScript = `	trap '' PIPE
-	read -r -t "$1" _
-	if [ "$?" -le 128 ]; then kill -KILL -- "-$w" 2>/dev/null; exit 0; fi
-	kill -0 -- "-$w" 2>/dev/null || exit 0
-	printf 'sandgate: command exceeded its %s s deadline and was killed\n' "$1" >&2
-	kill -KILL -- "-$w"`
-
-// HeaderPrefix starts the header line ExecWrapper writes to stderr.
+// HeaderPrefix starts the header line the wrapper writes to stderr
+// (exec-wrapper.sh spells it out; a test pins that the two agree).
 const HeaderPrefix = "sandgate-exec:"
 
 // maxPid is PID_MAX_LIMIT on 64-bit Linux; no process has a larger pid.
 const maxPid = 1 << 22
-
-// killGroupScript SIGKILLs one process group. Only the group, never the bare
-// pid: Linux does not hand out a pid again while it still names a live
-// group, so the kill cannot hit an unrelated process after W is gone.
-const killGroupScript = `kill -KILL -- "-$1"`
-
-// groupProbeScript exits 0 when the process group $1 has a live member and 1
-// when it has none. It reads /proc instead of asking kill -0, which also
-// counts zombies: under an init that never reaps, a killed group stays a
-// group of zombies for good.
-const groupProbeScript = `for f in /proc/[0-9]*/stat; do
-	read -r s <"$f" || continue
-	s=${s##*) }
-	st=${s%% *}
-	s=${s#* }
-	s=${s#* }
-	if [ "${s%% *}" = "$1" ] && [ "$st" != Z ] && [ "$st" != X ]; then exit 0; fi
-done 2>/dev/null
-exit 1
-`
 
 // KillGroupArgv is the argv of the exec an adapter runs to SIGKILL the
 // process group pid from outside, when the wrapper still runs at deadline +
@@ -162,7 +34,7 @@ func KillGroupArgv(pid int) ([]string, error) {
 	if err := checkGroupPid(pid); err != nil {
 		return nil, err
 	}
-	return []string{"/bin/bash", "-c", killGroupScript, "sandgate-kill", strconv.Itoa(pid)}, nil
+	return []string{"/bin/bash", "-c", shell.KillGroup, "sandgate-kill", strconv.Itoa(pid)}, nil
 }
 
 // GroupProbeArgv is the argv of the exec that tells whether the process
@@ -176,7 +48,7 @@ func GroupProbeArgv(pid int) ([]string, error) {
 	if err := checkGroupPid(pid); err != nil {
 		return nil, err
 	}
-	return []string{"/bin/bash", "-c", groupProbeScript, "sandgate-probe", strconv.Itoa(pid)}, nil
+	return []string{"/bin/bash", "-c", shell.GroupProbe, "sandgate-probe", strconv.Itoa(pid)}, nil
 }
 
 // checkGroupPid refuses a pid no wrapper can have.

@@ -34,14 +34,18 @@ func CheckWriteSize(size int64) error {
 	return nil
 }
 
-// TempName returns a fresh temporary name beside target:
+// TempPrefix starts the base name of every temporary write file (CONTRACT
+// §0); the sweep (sweep.sh) finds interrupted writes' leftovers by it.
+const TempPrefix = ".sandgate-write-"
+
+// tempName returns a fresh temporary name beside target:
 // <dir of target>/.sandgate-write-<16 lowercase hex>. The name lives in the
 // target's own directory so the final rename never crosses a filesystem.
-func TempName(target string) string {
+func tempName(target string) string {
 	return tempNameN(target, randomNonce())
 }
 
-// tempNameN is TempName with the 64-bit suffix given, for a batch that derives
+// tempNameN is tempName with the 64-bit suffix given, for a batch that derives
 // every member's name from one nonce.
 func tempNameN(target string, n uint64) string {
 	return path.Join(path.Dir(target), fmt.Sprintf("%s%016x", TempPrefix, n))

@@ -32,7 +32,7 @@ func TestTempName(t *testing.T) {
 	seen := map[string]bool{}
 	for _, target := range []string{"/workspace/a.txt", "/a", "/x y/-z/'q'"} {
 		for range 100 {
-			tmp := TempName(target)
+			tmp := tempName(target)
 			require.Equal(t, path.Dir(target), path.Dir(tmp), "the temp lives beside its target")
 			require.Regexp(t, tempRE, path.Base(tmp))
 			require.True(t, strings.HasPrefix(path.Base(tmp), TempPrefix))
@@ -41,12 +41,4 @@ func TestTempName(t *testing.T) {
 		}
 	}
 	require.Equal(t, "/w/.sandgate-write-00000000000000ff", tempNameN("/w/f", 255))
-}
-
-func TestNames(t *testing.T) {
-	t.Parallel()
-	require.Equal(t, "sandgate-ses_abc", DockerName("ses_abc"))
-	require.Equal(t, "sandgate-gate-ses_abc", DockerGateName("ses_abc"))
-	require.Equal(t, "sandgate-ses-abc", PodName("ses_abc"))
-	require.Equal(t, "sandgate-ses-abc", PodName("SES_ABC"))
 }

@@ -35,8 +35,8 @@ const (
 	// the marker carries the strerror.
 	ExitNotReadable = 89
 
-	// FaultMarker starts the marker line.
-	FaultMarker = "sandgate-fault:"
+	// faultMarker starts the marker line.
+	faultMarker = "sandgate-fault:"
 )
 
 // ErrShortDelivery reports a bulk batch whose archive arrived incomplete.
@@ -46,22 +46,22 @@ var ErrShortDelivery = fmt.Errorf("bulk write delivery incomplete")
 // number of bytes than announced.
 var ErrSizeMismatch = fmt.Errorf("stream length differs from the announced size")
 
-// Fault is the parsed marker of a failed script.
-type Fault struct {
+// scriptFault is the parsed marker of a failed script.
+type scriptFault struct {
 	Code   int
 	Member int // -1 when the marker names no member
 	Reason string
 }
 
-// ParseFault returns the last well-formed marker line in stderr. ok is false
+// parseFault returns the last well-formed marker line in stderr. ok is false
 // when there is none.
-func ParseFault(stderr string) (f Fault, ok bool) {
+func parseFault(stderr string) (f scriptFault, ok bool) {
 	for len(stderr) > 0 {
-		i := strings.LastIndex(stderr, FaultMarker)
+		i := strings.LastIndex(stderr, faultMarker)
 		if i < 0 {
-			return Fault{}, false
+			return scriptFault{}, false
 		}
-		line := stderr[i+len(FaultMarker):]
+		line := stderr[i+len(faultMarker):]
 		stderr = stderr[:i]
 		if j := strings.IndexByte(line, '\n'); j >= 0 {
 			line = line[:j]
@@ -82,9 +82,9 @@ func ParseFault(stderr string) (f Fault, ok bool) {
 			}
 			member = m
 		}
-		return Fault{Code: code, Member: member, Reason: strings.TrimSpace(parts[2])}, true
+		return scriptFault{Code: code, Member: member, Reason: strings.TrimSpace(parts[2])}, true
 	}
-	return Fault{}, false
+	return scriptFault{}, false
 }
 
 // classSentinel maps a protocol exit code to its sentinel; nil for codes
@@ -115,12 +115,12 @@ func classSentinel(code int) error {
 	return nil
 }
 
-// ClassifyScript maps the exit code and stderr of a failed script to an error.
+// classifyScript maps the exit code and stderr of a failed script to an error.
 // paths are the members the script was about, in order (a single write or read
 // passes its one path). The class comes from the exit code alone; the marker
 // only names the member and the strerror reason. An exit code outside the
 // protocol is an unclassified error carrying a clipped stderr.
-func ClassifyScript(exitCode int, stderr string, paths []string) error {
+func classifyScript(exitCode int, stderr string, paths []string) error {
 	if exitCode == 0 {
 		return nil
 	}
@@ -128,7 +128,7 @@ func ClassifyScript(exitCode int, stderr string, paths []string) error {
 	if sentinel == nil {
 		return fmt.Errorf("sandbox script exited %d: %s", exitCode, clipText(stderr, 512))
 	}
-	f, ok := ParseFault(stderr)
+	f, ok := parseFault(stderr)
 	path := ""
 	switch {
 	case ok && f.Code == exitCode && f.Member >= 0 && f.Member < len(paths):
@@ -137,7 +137,7 @@ func ClassifyScript(exitCode int, stderr string, paths []string) error {
 		path = paths[0]
 	}
 	if !ok || f.Code != exitCode {
-		f = Fault{Member: -1}
+		f = scriptFault{Member: -1}
 	}
 	switch exitCode {
 	case ExitNotWritable:

@@ -6,56 +6,18 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/sandgate/sandgate/core/sandbox/shell"
 )
 
-// ReadScript is the read script that ReadFile and ReadFileStream both run as
-// one exec (argv from ReadArgs). It answers, in order: a non-directory in the
-// parent chain (82); a missing path (80, but a dangling symlink is a symlink);
-// a directory or a symlink to one (81, as a symlink to a directory is to every
-// question asked of a path); any other symlink, never followed, even to a
-// regular file (83); a FIFO, socket or device (83); a file above MAXBYTES
-// (86, before any byte is sent). Then it prints the header line "<size>\n" on
-// stdout followed by exactly size bytes of the file.
-//
-// The file is opened once, after the type checks (opening a FIFO would
-// block), and both the size and the bytes come from that open file, so a file
-// growing meanwhile never sends more than its header says. A file the
-// sandbox's user cannot open (a non-root user and a 0600 file of root's)
-// fails before the header with 89 and the strerror ("Permission denied"):
-// the open is tried again in a subshell only to capture its message, so the
-// reason is the kernel's and never a guess.
-const ReadScript = ShellLib + readBody
-
-const readBody = `
-__sg_pathfault "$1" -
-if [ ! -e "$1" ] && [ ! -L "$1" ]; then
-	__sg_fault 80 - "No such file or directory"
-fi
-__sg_dirfault "$1" -
-if [ -L "$1" ]; then
-	__sg_fault 83 - "symbolic link"
-fi
-if [ ! -f "$1" ]; then
-	__sg_fault 83 - "not a regular file"
-fi
-if ! { exec 3<"$1"; } 2>/dev/null; then
-	__sg_e=$( { : <"$1"; } 2>&1 )
-	__sg_fault 89 - "$(__sg_reason "$__sg_e")"
-fi
-__sg_n=$(stat -c %s - <&3) || exit 1
-if [ "$__sg_n" -gt "$2" ]; then
-	__sg_fault 86 - "$__sg_n bytes, above $2"
-fi
-printf '%s\n' "$__sg_n"
-[ "${3-}" = stat ] && exit 0
-exec head -c "$__sg_n" <&3 3<&-
-`
-
 // ReadArgs validates a read and returns the argv of its exec:
-// /bin/bash -c ReadScript sandgate PATH MAXBYTES. p must pass CheckFilePath
-// and maxBytes must be a length (>= 0); ReadFile passes MaxFileBytes. The
-// adapter parses stdout with ParseReadHeader, then takes exactly that many
-// bytes, and on a non-zero exit hands exit code and stderr to ClassifyRead.
+// /bin/bash -c SCRIPT sandgate PATH MAXBYTES, SCRIPT being shell.Read
+// (read.sh), which answers the path and type faults before any byte is sent
+// and then prints a header line with the size and the file's bytes. p must
+// pass CheckFilePath and maxBytes must be a length (>= 0); ReadFile passes
+// MaxFileBytes. The adapter parses stdout with ParseReadHeader, then takes
+// exactly that many bytes, and on a non-zero exit hands exit code and stderr
+// to ClassifyRead.
 func ReadArgs(p string, maxBytes int64) ([]string, error) {
 	if err := CheckFilePath(p); err != nil {
 		return nil, err
@@ -63,7 +25,7 @@ func ReadArgs(p string, maxBytes int64) ([]string, error) {
 	if maxBytes < 0 {
 		return nil, fmt.Errorf("maxBytes %d: %w", maxBytes, ErrSizeNotALength)
 	}
-	return scriptArgv(ReadScript, p, strconv.FormatInt(maxBytes, 10)), nil
+	return scriptArgv(shell.Read, p, strconv.FormatInt(maxBytes, 10)), nil
 }
 
 // ReadStatArgs is ReadArgs for a read whose bytes travel another way (the
@@ -81,7 +43,7 @@ func ReadStatArgs(p string, maxBytes int64) ([]string, error) {
 // maxHeaderDigits is the digit count of the largest int64.
 const maxHeaderDigits = 19
 
-// ParseReadHeader reads the header line ReadScript prints before the file's
+// ParseReadHeader reads the header line the read script prints before the file's
 // bytes and returns the announced size. It reads one byte at a time and
 // never past the newline, so r is left at the first byte of the file. The
 // header comes from the sandbox and is not trusted: anything but a plain
@@ -120,12 +82,12 @@ func ParseReadHeader(r io.Reader, maxBytes int64) (int64, error) {
 	return n, nil
 }
 
-// ClassifyRead maps the outcome of a ReadScript exec to nil or an error
+// ClassifyRead maps the outcome of a read script exec to nil or an error
 // matching ErrNotDirectory, ErrFileNotExist, ErrIsDirectory,
 // ErrNotRegularFile, ErrFileTooLarge or ErrNotReadable, naming p; any other
 // non-zero exit is an unclassified error carrying the sandbox's message.
 func ClassifyRead(p string, exitCode int, stderr string) error {
-	return ClassifyScript(exitCode, stderr, []string{p})
+	return classifyScript(exitCode, stderr, []string{p})
 }
 
 // DecodeRead is ReadFile's last step on both backends: out is everything
@@ -143,3 +105,7 @@ func DecodeRead(path string, out []byte) ([]byte, error) {
 	}
 	return out[len(out)-r.Len():], nil
 }
+
+// MaxFileBytes is the ReadFile cap (CONTRACT §0); a file of exactly this
+// size reads whole.
+const MaxFileBytes = 4 << 20

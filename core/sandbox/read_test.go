@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/sandgate/sandgate/core/sandbox/shell"
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,7 +19,7 @@ func TestReadArgs(t *testing.T) {
 	t.Parallel()
 	argv, err := ReadArgs("/-a b/c", MaxFileBytes)
 	require.NoError(t, err)
-	require.Equal(t, []string{"/bin/bash", "-c", ReadScript, ScriptName, "/-a b/c", "4194304"}, argv)
+	require.Equal(t, []string{"/bin/bash", "-c", shell.Read, scriptName, "/-a b/c", "4194304"}, argv)
 
 	requireArgsRefused(t, ReadArgs, []argsCase{
 		{"relative", "a", 1, "not absolute", nil},

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandgate/sandgate/core/sandbox/shell"
 	"github.com/stretchr/testify/require"
 )
 
@@ -43,7 +44,7 @@ type shellResult struct {
 
 func (r shellRun) run(t *testing.T, script string, args ...string) shellResult {
 	t.Helper()
-	argv := append([]string{"/bin/bash", "-c", script, ScriptName}, args...)
+	argv := append([]string{"/bin/bash", "-c", script, scriptName}, args...)
 	if r.nobody {
 		argv = append([]string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}, argv...)
 	}
@@ -104,17 +105,17 @@ func (r shellRun) run(t *testing.T, script string, args ...string) shellResult {
 	return shellResult{code: code, stdout: stdout.String(), stderr: stderr.String(), fedErr: fedErr}
 }
 
-// libCall is a script of ShellLib followed by body.
-func libCall(body string) string { return ShellLib + "\n" + body + "\n" }
+// libCall is a script of shell.Lib followed by body.
+func libCall(body string) string { return shell.Lib + "\n" + body + "\n" }
 
 // requireFault checks a script's exit code and that its marker agrees.
-func requireFault(t *testing.T, res shellResult, code int, member string) Fault {
+func requireFault(t *testing.T, res shellResult, code int, member string) scriptFault {
 	t.Helper()
 	require.Equal(t, code, res.code, "stderr: %s", res.stderr)
-	f, ok := ParseFault(res.stderr)
+	f, ok := parseFault(res.stderr)
 	require.True(t, ok, "no marker in stderr: %q", res.stderr)
 	require.Equal(t, code, f.Code)
-	require.Contains(t, res.stderr, FaultMarker+strconv.Itoa(code)+":"+member+":")
+	require.Contains(t, res.stderr, faultMarker+strconv.Itoa(code)+":"+member+":")
 	return f
 }
 
@@ -175,7 +176,7 @@ func TestShellLibFault(t *testing.T) {
 	t.Parallel()
 	res := shellRun{}.run(t, libCall(`__sg_fault 85 3 "$1"; echo unreachable`), "line one\nline\rtwo")
 	f := requireFault(t, res, 85, "3")
-	require.Equal(t, Fault{Code: 85, Member: 3, Reason: "line one line two"}, f)
+	require.Equal(t, scriptFault{Code: 85, Member: 3, Reason: "line one line two"}, f)
 	require.Empty(t, res.stdout)
 	require.Equal(t, 1, strings.Count(res.stderr, "\n"))
 }
@@ -369,25 +370,6 @@ func TestShellLibLand(t *testing.T) {
 				require.Equal(t, os.FileMode(0o700), st.Mode())
 				require.NoFileExists(t, filepath.Join(dir, "tmp"))
 			}
-		})
-	}
-}
-
-// The scripts are part of the contract between the executor and every
-// sandbox image: a change to their text must be a visible diff.
-func TestScriptsGolden(t *testing.T) {
-	t.Parallel()
-	for name, script := range map[string]string{"write.sh": WriteScript, "read.sh": ReadScript} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			p := filepath.Join("testdata", "scripts", name)
-			if *update {
-				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-				require.NoError(t, os.WriteFile(p, []byte(script), 0o644))
-			}
-			want, err := os.ReadFile(p)
-			require.NoError(t, err, "run with -update to create it")
-			require.Equal(t, string(want), script)
 		})
 	}
 }

@@ -9,6 +9,58 @@ import (
 	"github.com/sandgate/sandgate/core/domain"
 )
 
+// DefaultWorkdir is where commands run when Spec.Workdir is empty. It is
+// resolved before any adoption comparison (CONTRACT §0).
+const DefaultWorkdir = "/workspace"
+
+// LabelSession is the ownership label carried by every container, pod and
+// gate, with the session id verbatim as its value (CONTRACT §0): the part of
+// a backend that creates a thing and the part that finds it again use this
+// one name.
+const LabelSession = "dev.sandgate.session"
+
+// Spec describes the sandbox a session wants. SessionID is its whole identity:
+// both backends derive the container or pod name from it, so any executor can
+// find a session's sandbox again from the session alone.
+type Spec struct {
+	// SessionID identifies the session; Provision refuses a zero id.
+	SessionID domain.ID
+	// Image is what the sandbox is created from; Provision refuses an empty
+	// one. Adoption compares it verbatim.
+	Image string
+	// Workdir is where commands run. Empty means DefaultWorkdir, resolved
+	// before the adoption comparison.
+	Workdir string
+	// Networking is the egress policy. With a gate the gate enforces it; without
+	// one the backend applies its own fail-closed containment, which is what
+	// adoption compares in that ungated case.
+	Networking domain.Networking
+	// Env is injected at create and visible to every exec. Keys must be valid
+	// environment-variable names (ValidateEnv); values are opaque. Bound at
+	// create: an adopted sandbox keeps the Env it was created with.
+	Env map[string]string
+	// Hardening is the containment applied at create; the zero value applies
+	// none. Bound at create like Env.
+	Hardening Hardening
+	// Gate, when non-nil, pairs the sandbox with a per-session egress gate that
+	// owns its network namespace. Its token is the provider's to mint (its
+	// ports.GateTokenIssuer): a Spec is a plain value and carries no port.
+	Gate *GateSpec
+}
+
+// GateSpec configures the egress gate of a gated sandbox.
+type GateSpec struct {
+	// Image is the gate container image (`docker build --target gate`).
+	Image string
+	// ControlplaneURL is where the gate fetches its per-session config.
+	ControlplaneURL string
+	// OTelEndpoint and OTelInsecure hand the deployment's OTLP collector to
+	// the gate, which does not inherit the executor's environment. Empty
+	// means no exporter.
+	OTelEndpoint string
+	OTelInsecure bool
+}
+
 // maxImageRefLen bounds an image reference (Docker's own limit is 255 for the
 // name; a tag and digest add to it).
 const maxImageRefLen = 512

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/sandgate/sandgate/core/sandbox/shell"
 	"github.com/stretchr/testify/require"
 )
 
@@ -21,7 +22,7 @@ func TestWriteArgs(t *testing.T) {
 	argv, err := WriteArgs("/work space/-x", 42)
 	require.NoError(t, err)
 	require.Len(t, argv, 7)
-	require.Equal(t, []string{"/bin/bash", "-c", WriteScript, ScriptName, "/work space/-x"}, argv[:5])
+	require.Equal(t, []string{"/bin/bash", "-c", shell.Write, scriptName, "/work space/-x"}, argv[:5])
 	require.Regexp(t, `^/work space/\.sandgate-write-[0-9a-f]{16}$`, argv[5])
 	require.Equal(t, "42", argv[6])
 	again, err := WriteArgs("/work space/-x", 42)

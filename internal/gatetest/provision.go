@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandgate/sandgate/adapters/docker"
 	"github.com/sandgate/sandgate/adapters/tokenstore"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
@@ -148,7 +149,7 @@ func ShellQuote(s string) string {
 // stderr).
 func (e *Env) GateLogs(t *testing.T, sid domain.ID) string {
 	t.Helper()
-	return e.logs(t, sandbox.DockerGateName(sid.String()))
+	return e.logs(t, docker.GateName(sid.String()))
 }
 
 // recordingTokens are the store's gate tokens (the provider's

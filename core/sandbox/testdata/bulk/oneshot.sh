@@ -1,5 +1,0 @@
-__sgb_shed=1
-__sgb_unpack
-__sgb_prepare
-__sgb_extract_rest
-__sgb_land

@@ -1,2 +1,0 @@
-__sgb_shed=1
-__sgb_land
