@@ -11,7 +11,7 @@ import (
 
 	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/adapters/tokenstore"
-	"github.com/sandgate/sandgate/app"
+	app "github.com/sandgate/sandgate/app/executor"
 	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"

@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/adapters/httpapi"
-	"github.com/sandgate/sandgate/app"
+	app "github.com/sandgate/sandgate/app/executor"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
 	"github.com/sandgate/sandgate/core/executor"

@@ -19,7 +19,7 @@ import (
 	"github.com/sandgate/sandgate/adapters/docker"
 	"github.com/sandgate/sandgate/adapters/docker/dockertest"
 	"github.com/sandgate/sandgate/adapters/tokenstore"
-	"github.com/sandgate/sandgate/app"
+	app "github.com/sandgate/sandgate/app/executor"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"

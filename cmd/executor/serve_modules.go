@@ -9,7 +9,7 @@ import (
 
 	"github.com/sandgate/sandgate/adapters/docker"
 	"github.com/sandgate/sandgate/adapters/kubernetes"
-	"github.com/sandgate/sandgate/app"
+	app "github.com/sandgate/sandgate/app/executor"
 	"github.com/sandgate/sandgate/cmd/executor/internal/config"
 	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/ports"

@@ -9,7 +9,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/sandgate/sandgate/adapters/checkpoint"
-	"github.com/sandgate/sandgate/app"
+	app "github.com/sandgate/sandgate/app/executor"
 	"github.com/sandgate/sandgate/cmd/executor/internal/config"
 	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/ports"
@@ -50,6 +50,9 @@ func runReaper(lc fx.Lifecycle, svc *app.Service, cfg config.Config, log *slog.L
 // reapCounter returns the observer that counts reaps in sandgate.reaps by
 // reason and outcome.
 func reapCounter(mp metric.MeterProvider) (func(app.ReapResult), error) {
+	// The scope keeps the name it had before the service moved to
+	// app/executor: it is part of the series' labels, which dashboards
+	// select on.
 	c, err := mp.Meter("github.com/sandgate/sandgate/app").Int64Counter("sandgate.reaps",
 		metric.WithDescription("Sandboxes reaped, by reason (idle, orphan, explicit) and outcome"),
 		metric.WithUnit("{reap}"))

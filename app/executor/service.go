@@ -1,8 +1,8 @@
-// Package app is the executor's application service: ports.Service over a
+// Package executor is the executor's application service: ports.Service over a
 // ports.Provider and a ports.TokenStore. It sits between the driving adapter
 // (the HTTP API) and the driven ones, and imports only core and ports, so
 // any provider and any store fit.
-package app
+package executor
 
 import (
 	"context"
