@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/ports"
 )
 
@@ -127,7 +127,7 @@ func sessionPath(sid domain.ID, suffix string) string {
 }
 
 // Provision is PUT /v1/sessions/{id}.
-func (c *Client) Provision(ctx context.Context, sid domain.ID, req executor.SessionRequest) (ports.SessionInfo, error) {
+func (c *Client) Provision(ctx context.Context, sid domain.ID, req session.Request) (ports.SessionInfo, error) {
 	var info ports.SessionInfo
 	err := c.callJSON(ctx, http.MethodPut, sessionPath(sid, ""), nil, req, &info)
 	return info, err
@@ -199,7 +199,7 @@ func (c *Client) ReadFile(ctx context.Context, sid domain.ID, p string, maxBytes
 // bytes of src with that Content-Length.
 func (c *Client) WriteFile(ctx context.Context, sid domain.ID, p string, src io.Reader, size int64) error {
 	if err := sandbox.CheckWriteSize(size); err != nil {
-		return fmt.Errorf("%w: size: %w", executor.ErrInvalidRequest, err)
+		return fmt.Errorf("%w: size: %w", session.ErrInvalidRequest, err)
 	}
 	if src == nil {
 		src = http.NoBody

@@ -1,16 +1,17 @@
-package executor
+package session
 
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
 	"github.com/sandgate/sandgate/core/sandbox"
-	"github.com/sandgate/sandgate/core/session"
 )
 
-// Sentinels of the executor's service, matched with errors.Is.
+// Sentinels of a request to the executor's service, matched with errors.Is.
 var (
 	// ErrInvalidRequest: a request (its body, a path or a parameter) is
 	// malformed; the error names the field and never quotes a secret.
@@ -19,9 +20,6 @@ var (
 	// credentials) and no gate image is configured. It always comes wrapped
 	// with ErrInvalidRequest.
 	ErrGateUnavailable = errors.New("no gate image is configured")
-	// ErrNotImplemented: the request asks for something this executor does
-	// not do yet (a checkpointing delete).
-	ErrNotImplemented = errors.New("not implemented yet")
 )
 
 // MaxEnv bounds the caller's environment variables, and MaxEnvBytes the
@@ -32,9 +30,9 @@ const (
 	MaxEnvBytes = 1 << 20
 )
 
-// SessionRequest is the JSON body of `PUT /v1/sessions/{id}`: what the
+// Request is the JSON body of `PUT /v1/sessions/{id}`: what the
 // orchestrator asks a session's sandbox to be.
-type SessionRequest struct {
+type Request struct {
 	// Image is the sandbox image; empty means the executor's default image.
 	Image string `json:"image,omitempty"`
 	// Workdir is where commands run; empty means sandbox.DefaultWorkdir.
@@ -49,24 +47,24 @@ type SessionRequest struct {
 	Credentials []CredentialRequest `json:"credentials,omitempty"`
 }
 
-// CredentialRequest is one credential of a SessionRequest.
+// CredentialRequest is one credential of a Request.
 type CredentialRequest struct {
-	ID           string             `json:"id"`
-	Name         string             `json:"name"`
-	Secret       session.Secret     `json:"secret"`
-	AllowedHosts []string           `json:"allowed_hosts"`
-	Locations    []session.Location `json:"locations"`
+	ID           string     `json:"id"`
+	Name         string     `json:"name"`
+	Secret       Secret     `json:"secret"`
+	AllowedHosts []string   `json:"allowed_hosts"`
+	Locations    []Location `json:"locations"`
 }
 
 // Session returns the record the store keeps for the request: the
 // normalised networking policy and the credentials, copied.
-func (r SessionRequest) Session(sid domain.ID) session.Session {
-	s := session.Session{ID: sid, Networking: copyNetworking(r.Networking.Normalize())}
+func (r Request) Session(sid domain.ID) Session {
+	s := Session{ID: sid, Networking: copyNetworking(r.Networking.Normalize())}
 	for _, c := range r.Credentials {
-		s.Credentials = append(s.Credentials, session.Credential{
+		s.Credentials = append(s.Credentials, Credential{
 			ID: c.ID, Name: c.Name, Secret: c.Secret,
 			AllowedHosts: append([]string(nil), c.AllowedHosts...),
-			Locations:    append([]session.Location(nil), c.Locations...),
+			Locations:    append([]Location(nil), c.Locations...),
 		})
 	}
 	return s
@@ -75,7 +73,7 @@ func (r SessionRequest) Session(sid domain.ID) session.Session {
 // Validate checks the request for session sid. Every error wraps
 // ErrInvalidRequest (domain.ErrInvalidID too, for a bad id) and names the
 // field; none quotes a secret or an env value, which may be one.
-func (r SessionRequest) Validate(sid domain.ID) error {
+func (r Request) Validate(sid domain.ID) error {
 	if err := r.Session(sid).Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
@@ -96,7 +94,7 @@ func (r SessionRequest) Validate(sid domain.ID) error {
 // validatePatterns parses every allowed_hosts entry as the gate will
 // (egress.ParsePattern), so an entry the gate would refuse — and a gate
 // that refuses its config denies everything — is a 400 now instead.
-func (r SessionRequest) validatePatterns() error {
+func (r Request) validatePatterns() error {
 	check := func(field string, hosts []string) error {
 		for i, h := range hosts {
 			if _, err := egress.ParsePattern(h); err != nil {
@@ -118,7 +116,7 @@ func (r SessionRequest) validatePatterns() error {
 
 // validateEnv checks the caller's variables and the names the credentials
 // will take in the same environment.
-func (r SessionRequest) validateEnv() error {
+func (r Request) validateEnv() error {
 	if len(r.Env) > MaxEnv {
 		return fmt.Errorf("env: %d variables, at most %d", len(r.Env), MaxEnv)
 	}
@@ -151,4 +149,40 @@ func (r SessionRequest) validateEnv() error {
 		}
 	}
 	return nil
+}
+
+// gateEnv is what a gated sandbox's environment gets from the provider; a
+// caller's value for one of these would be silently replaced, so it is
+// refused instead.
+var gateEnv = sandbox.GateSandboxEnv()
+
+// gateVariable reports whether the gate pairing sets the variable name.
+func gateVariable(name string) bool {
+	_, ok := gateEnv[name]
+	return ok
+}
+
+func containsNUL(s string) bool { return strings.IndexByte(s, 0) >= 0 }
+
+// clip shortens a caller's string for an error message.
+func clip(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "…"
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func copyNetworking(n domain.Networking) domain.Networking {
+	n.AllowedHosts = slices.Clone(n.AllowedHosts)
+	return n
 }
