@@ -62,7 +62,7 @@ func TestAPIGatedSession(t *testing.T) {
 	const secret = "e2e-secret-value-0123"
 	info, err := c.Provision(ctx, sid, session.Request{
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{origin}},
-		Credentials: []session.CredentialRequest{{ID: "api", Name: "API_KEY", Secret: secret,
+		Credentials: []session.Credential{{ID: "api", Name: "API_KEY", Secret: secret,
 			AllowedHosts: []string{origin}, Locations: []session.Location{session.LocationHeaders}}},
 	})
 	require.NoError(t, err)

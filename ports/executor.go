@@ -18,21 +18,23 @@ const (
 	StateStopped = "stopped"
 )
 
-// SessionInfo is what the executor reports about one session.
+// SessionInfo is what the executor reports about one session (its JSON
+// form lives at the HTTP edge, in adapters/httpapi).
 type SessionInfo struct {
-	ID domain.ID `json:"id"`
+	ID domain.ID
 	// SandboxID is the backend's id of the sandbox (a container id, a pod
 	// name); empty when it is not running.
-	SandboxID string `json:"sandbox_id,omitempty"`
+	SandboxID string
 	// Image and Workdir are the session record's (any executor sharing the
 	// store reports them); empty when no record is stored.
-	Image   string `json:"image,omitempty"`
-	Workdir string `json:"workdir,omitempty"`
+	Image   string
+	Workdir string
 	// Networking is the stored policy, when a record is stored.
-	Networking *domain.Networking `json:"networking,omitempty"`
+	Networking *domain.Networking
 	// Gated reports whether the sandbox runs behind an egress gate.
-	Gated bool   `json:"gated"`
-	State string `json:"state"`
+	Gated bool
+	// State is StateRunning or StateStopped.
+	State string
 }
 
 // Service is the executor's application service: what the HTTP API (and

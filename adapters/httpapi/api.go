@@ -262,15 +262,15 @@ func (a *api) done(w http.ResponseWriter, r *http.Request, err error) {
 
 func (a *api) provision(w http.ResponseWriter, r *http.Request) {
 	sid, err := sessionID(r)
-	var req session.Request
+	var req SessionRequest
 	if err == nil {
 		err = decodeJSON(w, r, &req)
 	}
 	var info ports.SessionInfo
 	if err == nil {
-		info, err = a.svc.Provision(r.Context(), sid, req)
+		info, err = a.svc.Provision(r.Context(), sid, req.Request())
 	}
-	a.reply(w, r, info, err)
+	a.reply(w, r, NewSessionResponse(info), err)
 }
 
 func (a *api) get(w http.ResponseWriter, r *http.Request) {
@@ -279,7 +279,7 @@ func (a *api) get(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		info, err = a.svc.Get(r.Context(), sid)
 	}
-	a.reply(w, r, info, err)
+	a.reply(w, r, NewSessionResponse(info), err)
 }
 
 func (a *api) delete(w http.ResponseWriter, r *http.Request) {
@@ -296,17 +296,9 @@ func (a *api) delete(w http.ResponseWriter, r *http.Request) {
 	a.done(w, r, err)
 }
 
-// sessionList is the body of GET /v1/sessions.
-type sessionList struct {
-	Sessions []ports.SessionInfo `json:"sessions"`
-}
-
 func (a *api) list(w http.ResponseWriter, r *http.Request) {
 	list, err := a.svc.List(r.Context())
-	if list == nil {
-		list = []ports.SessionInfo{}
-	}
-	a.reply(w, r, sessionList{Sessions: list}, err)
+	a.reply(w, r, NewSessionList(list), err)
 }
 
 // execRequest is the wire form of sandbox.ExecRequest; ExecResponse is the

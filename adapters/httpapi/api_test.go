@@ -94,7 +94,7 @@ func TestClientRoundTrip(t *testing.T) {
 	req := session.Request{
 		Image: "img", Workdir: "/w", Env: map[string]string{"A": "1"},
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"example.com"}},
-		Credentials: []session.CredentialRequest{{ID: "c1", Name: "TOKEN", Secret: "s3cr3t-value-0123456789",
+		Credentials: []session.Credential{{ID: "c1", Name: "TOKEN", Secret: "s3cr3t-value-0123456789",
 			AllowedHosts: []string{"example.com"}, Locations: []session.Location{session.LocationHeaders, session.LocationBody}}},
 	}
 	got, err := c.Provision(ctx, sid, req)

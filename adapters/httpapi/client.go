@@ -128,16 +128,16 @@ func sessionPath(sid domain.ID, suffix string) string {
 
 // Provision is PUT /v1/sessions/{id}.
 func (c *Client) Provision(ctx context.Context, sid domain.ID, req session.Request) (ports.SessionInfo, error) {
-	var info ports.SessionInfo
-	err := c.callJSON(ctx, http.MethodPut, sessionPath(sid, ""), nil, req, &info)
-	return info, err
+	var out SessionResponse
+	err := c.callJSON(ctx, http.MethodPut, sessionPath(sid, ""), nil, NewSessionRequest(req), &out)
+	return out.Info(), err
 }
 
 // Get is GET /v1/sessions/{id}.
 func (c *Client) Get(ctx context.Context, sid domain.ID) (ports.SessionInfo, error) {
-	var info ports.SessionInfo
-	err := c.callJSON(ctx, http.MethodGet, sessionPath(sid, ""), nil, nil, &info)
-	return info, err
+	var out SessionResponse
+	err := c.callJSON(ctx, http.MethodGet, sessionPath(sid, ""), nil, nil, &out)
+	return out.Info(), err
 }
 
 // Delete is DELETE /v1/sessions/{id}[?checkpoint=true].
@@ -151,9 +151,9 @@ func (c *Client) Delete(ctx context.Context, sid domain.ID, checkpoint bool) err
 
 // List is GET /v1/sessions.
 func (c *Client) List(ctx context.Context) ([]ports.SessionInfo, error) {
-	var l sessionList
+	var l SessionList
 	err := c.callJSON(ctx, http.MethodGet, "/v1/sessions", nil, nil, &l)
-	return l.Sessions, err
+	return l.Infos(), err
 }
 
 // Exec is POST /v1/sessions/{id}/exec. The timeout travels in whole

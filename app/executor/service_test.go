@@ -59,7 +59,7 @@ func gatedRequest() session.Request {
 		Image:      "alpine:3",
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"api.github.com"}},
 		Env:        map[string]string{"A": "1"},
-		Credentials: []session.CredentialRequest{{
+		Credentials: []session.Credential{{
 			ID: "cred_gh", Name: "GITHUB_TOKEN", Secret: secret, AllowedHosts: []string{"api.github.com"},
 			Locations: []session.Location{session.LocationHeaders},
 		}},

@@ -30,30 +30,22 @@ const (
 	MaxEnvBytes = 1 << 20
 )
 
-// Request is the JSON body of `PUT /v1/sessions/{id}`: what the
-// orchestrator asks a session's sandbox to be.
+// Request is what the orchestrator asks a session's sandbox to be: the
+// body of `PUT /v1/sessions/{id}` once the HTTP adapter has decoded it (its
+// JSON form lives at the HTTP edge, in adapters/httpapi).
 type Request struct {
 	// Image is the sandbox image; empty means the executor's default image.
-	Image string `json:"image,omitempty"`
+	Image string
 	// Workdir is where commands run; empty means sandbox.DefaultWorkdir.
-	Workdir string `json:"workdir,omitempty"`
+	Workdir string
 	// Networking is the egress policy; the zero value is unrestricted.
-	Networking domain.Networking `json:"networking"`
+	Networking domain.Networking
 	// Env is visible to every exec. Reserved names (sandbox.ReservedEnvName)
 	// and credential names are refused.
-	Env map[string]string `json:"env,omitempty"`
+	Env map[string]string
 	// Credentials are the secrets the gate substitutes at egress; the sandbox
 	// sees only a placeholder in the variable named Name.
-	Credentials []CredentialRequest `json:"credentials,omitempty"`
-}
-
-// CredentialRequest is one credential of a Request.
-type CredentialRequest struct {
-	ID           string     `json:"id"`
-	Name         string     `json:"name"`
-	Secret       Secret     `json:"secret"`
-	AllowedHosts []string   `json:"allowed_hosts"`
-	Locations    []Location `json:"locations"`
+	Credentials []Credential
 }
 
 // Session returns the record the store keeps for the request: the
@@ -61,11 +53,9 @@ type CredentialRequest struct {
 func (r Request) Session(sid domain.ID) Session {
 	s := Session{ID: sid, Networking: copyNetworking(r.Networking.Normalize())}
 	for _, c := range r.Credentials {
-		s.Credentials = append(s.Credentials, Credential{
-			ID: c.ID, Name: c.Name, Secret: c.Secret,
-			AllowedHosts: append([]string(nil), c.AllowedHosts...),
-			Locations:    append([]Location(nil), c.Locations...),
-		})
+		c.AllowedHosts = append([]string(nil), c.AllowedHosts...)
+		c.Locations = append([]Location(nil), c.Locations...)
+		s.Credentials = append(s.Credentials, c)
 	}
 	return s
 }

@@ -16,7 +16,7 @@ func TestValidateAllowedHosts(t *testing.T) {
 	req := func(hosts, credHosts []string) Request {
 		return Request{
 			Networking:  domain.Networking{Type: domain.NetLimited, AllowedHosts: hosts},
-			Credentials: []CredentialRequest{{ID: "c", Name: "KEY", Secret: "s3cret-value", AllowedHosts: credHosts, Locations: []Location{LocationHeaders}}},
+			Credentials: []Credential{{ID: "c", Name: "KEY", Secret: "s3cret-value", AllowedHosts: credHosts, Locations: []Location{LocationHeaders}}},
 		}
 	}
 	ok := []string{"api.example.com", "api.example.com:8443", "*.example.com:*", "10.0.0.0/8:5432", "[fd00::/8]:443", "172.17.0.2:8080"}

@@ -22,8 +22,8 @@ var defaults = Defaults{
 	ControlplaneURL: "http://172.17.0.1:7070", OTelEndpoint: "otel:4317",
 }
 
-func cred(name string) CredentialRequest {
-	return CredentialRequest{
+func cred(name string) Credential {
+	return Credential{
 		ID: "cred_" + strings.ToLower(name), Name: name, Secret: secret,
 		AllowedHosts: []string{"api.github.com"},
 		Locations:    []Location{LocationHeaders},
@@ -66,7 +66,7 @@ func TestBuildSpec(t *testing.T) {
 		},
 		{
 			name: "credentials gate an unrestricted session and become placeholders",
-			req:  Request{Env: map[string]string{"A": "1"}, Credentials: []CredentialRequest{cred("GITHUB_TOKEN")}},
+			req:  Request{Env: map[string]string{"A": "1"}, Credentials: []Credential{cred("GITHUB_TOKEN")}},
 			d:    defaults,
 			wantSpec: sandbox.Spec{SessionID: sid, Image: "debian:bookworm", Workdir: sandbox.DefaultWorkdir,
 				Networking: unrestricted, Gate: gate,
@@ -104,7 +104,7 @@ func TestBuildSpec(t *testing.T) {
 
 func TestBuildSpecRecord(t *testing.T) {
 	t.Parallel()
-	req := Request{Networking: limited("example.com"), Credentials: []CredentialRequest{cred("GITHUB_TOKEN")}}
+	req := Request{Networking: limited("example.com"), Credentials: []Credential{cred("GITHUB_TOKEN")}}
 	_, rec, err := BuildSpec(sid, req, defaults)
 	require.NoError(t, err)
 	require.Equal(t, Session{
@@ -150,15 +150,15 @@ func TestBuildSpecRefuses(t *testing.T) {
 		{"too many env", sid, Request{Env: many}, defaults, ErrInvalidRequest, "env: 1025 variables"},
 		{"env too large", sid, Request{Env: map[string]string{"A": long}}, defaults, ErrInvalidRequest, "env: 1048577 bytes"},
 		{"gate variable in a gated session", sid, Request{Networking: limited("a.com"), Env: map[string]string{"SSL_CERT_FILE": "/x"}}, defaults, ErrInvalidRequest, `env: "SSL_CERT_FILE" is set by the egress gate`},
-		{"credential name collides with env", sid, Request{Env: map[string]string{"TOKEN": "x"}, Credentials: []CredentialRequest{cred("TOKEN")}}, defaults, ErrInvalidRequest, `credentials[0].name "TOKEN": collides with env`},
-		{"credential name not an env name", sid, Request{Credentials: []CredentialRequest{cred("my-token")}}, defaults, ErrInvalidRequest, `credentials[0].name "my-token": must be an environment variable name`},
-		{"credential name reserved", sid, Request{Credentials: []CredentialRequest{cred("PATH")}}, defaults, ErrInvalidRequest, `credentials[0].name "PATH": is reserved`},
-		{"credential name a gate variable", sid, Request{Credentials: []CredentialRequest{cred("CURL_CA_BUNDLE")}}, defaults, ErrInvalidRequest, `credentials[0].name "CURL_CA_BUNDLE": is reserved`},
-		{"duplicate credential names", sid, Request{Credentials: []CredentialRequest{cred("A"), func() CredentialRequest { c := cred("A"); c.ID = "other"; return c }()}}, defaults, ErrInvalidRequest, `credentials[1].name "A": duplicate`},
-		{"credential without hosts", sid, Request{Credentials: []CredentialRequest{func() CredentialRequest { c := cred("A"); c.AllowedHosts = nil; return c }()}}, defaults, ErrInvalidRequest, "credentials[0].allowed_hosts"},
-		{"short secret", sid, Request{Credentials: []CredentialRequest{func() CredentialRequest { c := cred("A"); c.Secret = "x"; return c }()}}, defaults, ErrInvalidRequest, "credentials[0].secret"},
-		{"credentials without a gate image", sid, Request{Networking: limited("a.com"), Credentials: []CredentialRequest{cred("A")}}, Defaults{Image: "debian:bookworm"}, ErrGateUnavailable, "credentials: a session with credentials needs an egress gate"},
-		{"unrestricted credentials without a gate image", sid, Request{Credentials: []CredentialRequest{cred("A")}}, Defaults{Image: "debian:bookworm"}, ErrGateUnavailable, "needs an egress gate"},
+		{"credential name collides with env", sid, Request{Env: map[string]string{"TOKEN": "x"}, Credentials: []Credential{cred("TOKEN")}}, defaults, ErrInvalidRequest, `credentials[0].name "TOKEN": collides with env`},
+		{"credential name not an env name", sid, Request{Credentials: []Credential{cred("my-token")}}, defaults, ErrInvalidRequest, `credentials[0].name "my-token": must be an environment variable name`},
+		{"credential name reserved", sid, Request{Credentials: []Credential{cred("PATH")}}, defaults, ErrInvalidRequest, `credentials[0].name "PATH": is reserved`},
+		{"credential name a gate variable", sid, Request{Credentials: []Credential{cred("CURL_CA_BUNDLE")}}, defaults, ErrInvalidRequest, `credentials[0].name "CURL_CA_BUNDLE": is reserved`},
+		{"duplicate credential names", sid, Request{Credentials: []Credential{cred("A"), func() Credential { c := cred("A"); c.ID = "other"; return c }()}}, defaults, ErrInvalidRequest, `credentials[1].name "A": duplicate`},
+		{"credential without hosts", sid, Request{Credentials: []Credential{func() Credential { c := cred("A"); c.AllowedHosts = nil; return c }()}}, defaults, ErrInvalidRequest, "credentials[0].allowed_hosts"},
+		{"short secret", sid, Request{Credentials: []Credential{func() Credential { c := cred("A"); c.Secret = "x"; return c }()}}, defaults, ErrInvalidRequest, "credentials[0].secret"},
+		{"credentials without a gate image", sid, Request{Networking: limited("a.com"), Credentials: []Credential{cred("A")}}, Defaults{Image: "debian:bookworm"}, ErrGateUnavailable, "credentials: a session with credentials needs an egress gate"},
+		{"unrestricted credentials without a gate image", sid, Request{Credentials: []Credential{cred("A")}}, Defaults{Image: "debian:bookworm"}, ErrGateUnavailable, "needs an egress gate"},
 		{"gate without a control plane URL", sid, Request{Networking: limited("a.com")}, Defaults{Image: "i", GateImage: "g"}, ErrInvalidRequest, "gate.controlplane_url"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
