@@ -1,7 +1,10 @@
 // Package executor is the executor's application service: ports.Service over a
 // ports.Provider and a ports.TokenStore. It sits between the driving adapter
 // (the HTTP API) and the driven ones, and imports only core and ports, so
-// any provider and any store fit.
+// any provider and any store fit. Its pure decisions live beside it, with
+// their table tests, rather than in core, since only this service takes
+// them: the reaper's (reappolicy.go) and a checkpoint's restore
+// (reroot.go).
 package executor
 
 import (
