@@ -20,7 +20,8 @@ import (
 //	core     → the standard library and core only, and no I/O packages
 //	ports    → the standard library, core and ports
 //	app      → the standard library, core and ports (the application
-//	           service sits between the adapters, so it names none)
+//	           services, app/executor and the gate's, sit between the
+//	           adapters, so they name none)
 //	adapters → anything but cmd and another adapter
 //	cmd      → anything; cmd/executor is the only place that may import
 //	           go.uber.org/fx (cmd/gate wires by hand)
@@ -185,8 +186,10 @@ func TestViolations(t *testing.T) {
 		{"ports on an SDK", listed{ImportPath: m + "ports", Imports: []string{"github.com/docker/docker/client"}}, "ports import only"},
 		{"porttest on testify", listed{ImportPath: m + "ports/porttest", Imports: []string{"github.com/stretchr/testify/require", m + "ports"}, Deps: []string{"github.com/stretchr/testify/require", "gopkg.in/yaml.v3"}}, ""},
 		{"porttest on an adapter", listed{ImportPath: m + "ports/porttest", Imports: []string{m + "adapters/docker"}}, "porttest imports only"},
-		{"app on core and ports", listed{ImportPath: m + "app", Imports: []string{"fmt", m + "core/executor", m + "ports"}}, ""},
-		{"app on an adapter", listed{ImportPath: m + "app", Imports: []string{m + "adapters/docker"}}, "app imports only"},
+		{"app/executor on core and ports", listed{ImportPath: m + "app/executor", Imports: []string{"fmt", m + "core/session", m + "core/sandbox", m + "ports"}}, ""},
+		{"app/executor on an adapter", listed{ImportPath: m + "app/executor", Imports: []string{m + "adapters/tokenstore"}}, "app imports only"},
+		{"app/executor on cmd", listed{ImportPath: m + "app/executor", Imports: []string{m + "cmd/executor"}}, "app imports only"},
+		{"app/executor on an SDK", listed{ImportPath: m + "app/executor", Imports: []string{"github.com/docker/docker/client"}}, "app imports only"},
 		{"gatewire on std and core", listed{ImportPath: m + "core/gatewire", Imports: []string{"fmt", "net/url", m + "core/domain", m + "core/strictjson"}}, ""},
 		{"gatewire on os", listed{ImportPath: m + "core/gatewire", Imports: []string{"os"}}, "core/gatewire imports os: core is pure"},
 		{"gatewire on an adapter", listed{ImportPath: m + "core/gatewire", Imports: []string{m + "adapters/httpapi"}}, "core imports only"},

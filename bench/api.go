@@ -11,8 +11,7 @@ import (
 
 	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/adapters/tokenstore"
-	"github.com/sandgate/sandgate/app"
-	"github.com/sandgate/sandgate/core/executor"
+	"github.com/sandgate/sandgate/app/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
 )
@@ -34,7 +33,7 @@ func apiExecRow(ctx context.Context, e *env) (Row, error) {
 		return Row{}, err
 	}
 	defer func() { _ = store.Close() }()
-	svc := app.New(e.p, store, executor.Defaults{Image: e.image})
+	svc := executor.New(e.p, store, session.Defaults{Image: e.image})
 	srv := httptest.NewServer(httpapi.NewAPIHandler(svc, httpapi.APIOptions{Token: "bench-api-token-0123"}))
 	defer srv.Close()
 	c, err := httpapi.NewClient(srv.URL, "bench-api-token-0123", nil)

@@ -21,10 +21,9 @@ import (
 
 	"github.com/sandgate/sandgate/adapters/docker"
 	"github.com/sandgate/sandgate/adapters/httpapi"
-	"github.com/sandgate/sandgate/app"
+	"github.com/sandgate/sandgate/app/executor"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
@@ -37,7 +36,7 @@ const apiToken = "e2e-api-token"
 // its URL and a client of it.
 func api(t *testing.T, env *gatetest.Env) (string, *httpapi.Client) {
 	t.Helper()
-	svc := app.New(env.Provider, env.Store, executor.Defaults{Image: env.SandboxImage,
+	svc := executor.New(env.Provider, env.Store, session.Defaults{Image: env.SandboxImage,
 		GateImage: env.GateImage(t), ControlplaneURL: env.ControlplaneURL})
 	srv := httptest.NewServer(httpapi.NewAPIHandler(svc, httpapi.APIOptions{Token: apiToken}))
 	t.Cleanup(srv.Close)
@@ -62,9 +61,9 @@ func TestAPIGatedSession(t *testing.T) {
 	sid := domain.NewID("ses")
 	origin := env.Origin.IPv4.String()
 	const secret = "e2e-secret-value-0123"
-	info, err := c.Provision(ctx, sid, executor.SessionRequest{
+	info, err := c.Provision(ctx, sid, session.Request{
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{origin}},
-		Credentials: []executor.CredentialRequest{{ID: "api", Name: "API_KEY", Secret: secret,
+		Credentials: []session.Credential{{ID: "api", Name: "API_KEY", Secret: secret,
 			AllowedHosts: []string{origin}, Locations: []session.Location{session.LocationHeaders}}},
 	})
 	require.NoError(t, err)
@@ -107,7 +106,7 @@ func TestAPIGatedSession(t *testing.T) {
 	// Errors cross the wire as the sandbox's sentinels.
 	_, _, err = c.ReadFile(ctx, sid, "/workspace/missing", 0)
 	require.ErrorIs(t, err, sandbox.ErrFileNotExist)
-	_, err = c.Provision(ctx, sid, executor.SessionRequest{Image: "busybox:1.35",
+	_, err = c.Provision(ctx, sid, session.Request{Image: "busybox:1.35",
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{origin}}})
 	require.ErrorIs(t, err, sandbox.ErrSpecMismatch)
 
@@ -139,7 +138,7 @@ func TestAPIRefusesWithoutToken(t *testing.T) {
 	anon, err := httpapi.NewClient(srvURL, "", nil)
 	require.NoError(t, err)
 	sid := domain.NewID("ses")
-	_, err = anon.Provision(ctxFor(t), sid, executor.SessionRequest{})
+	_, err = anon.Provision(ctxFor(t), sid, session.Request{})
 	require.ErrorIs(t, err, httpapi.ErrUnauthorized)
 	_, err = c.Get(ctxFor(t), sid)
 	require.ErrorIs(t, err, sandbox.ErrNotFound, "nothing was provisioned")

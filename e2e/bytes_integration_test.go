@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/internal/gatetest"
 )
 
@@ -23,7 +23,7 @@ func TestAPIBytesPreserved(t *testing.T) {
 	srvURL, c := api(t, env)
 	ctx := ctxFor(t)
 	sid := domain.NewID("ses")
-	_, err := c.Provision(ctx, sid, executor.SessionRequest{})
+	_, err := c.Provision(ctx, sid, session.Request{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Delete(ctx, sid, false) })
 

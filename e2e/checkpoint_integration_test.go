@@ -16,9 +16,10 @@ import (
 	"github.com/sandgate/sandgate/adapters/docker/dockertest"
 	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/internal/storetest"
+	"github.com/sandgate/sandgate/ports"
 )
 
 // checkpointWorld is a serviceWorld behind the HTTP API, with its client.
@@ -40,7 +41,7 @@ func newCheckpointWorld(t *testing.T) *checkpointWorld {
 // create provisions sid through the API and runs cmd in it.
 func (w *checkpointWorld) create(t *testing.T, sid domain.ID, cmd string) {
 	t.Helper()
-	_, err := w.c.Provision(ctxFor(t), sid, executor.SessionRequest{})
+	_, err := w.c.Provision(ctxFor(t), sid, session.Request{})
 	require.NoError(t, err)
 	w.run(t, sid, cmd)
 }
@@ -77,7 +78,7 @@ func (w *checkpointWorld) hasCheckpoint(t *testing.T, sid domain.ID) bool {
 		require.NoError(t, rc.Close())
 		return true
 	}
-	require.ErrorIs(t, err, executor.ErrCheckpointNotFound)
+	require.ErrorIs(t, err, ports.ErrCheckpointNotFound)
 	return false
 }
 
@@ -133,7 +134,7 @@ func TestRestoreKeepsNewerData(t *testing.T) {
 	w.create(t, newer, "printf newer > f")
 	w.putCheckpoint(t, newer, workspaceTar(t, "older"))
 	w.stop(t, newer)
-	_, err := w.c.Provision(ctx, newer, executor.SessionRequest{})
+	_, err := w.c.Provision(ctx, newer, session.Request{})
 	require.NoError(t, err)
 	require.Equal(t, "newer", w.run(t, newer, "cat f"), "the stopped sandbox's files win")
 	require.False(t, w.hasCheckpoint(t, newer), "the stale checkpoint is deleted")
@@ -142,13 +143,13 @@ func TestRestoreKeepsNewerData(t *testing.T) {
 	w.create(t, only, "printf only-copy > f")
 	w.putCheckpoint(t, only, []byte("not a tar at all"))
 	w.stop(t, only)
-	_, err = w.c.Provision(ctx, only, executor.SessionRequest{})
+	_, err = w.c.Provision(ctx, only, session.Request{})
 	require.NoError(t, err)
 	require.Equal(t, "only-copy", w.run(t, only, "cat f"), "the container holding the data is kept")
 
 	bad := domain.NewID("ses")
 	w.putCheckpoint(t, bad, workspaceTar(t, "truncated")[:700])
-	_, err = w.c.Provision(ctx, bad, executor.SessionRequest{})
+	_, err = w.c.Provision(ctx, bad, session.Request{})
 	var apiErr *httpapi.APIError
 	require.ErrorAs(t, err, &apiErr)
 	require.Equal(t, http.StatusConflict, apiErr.Status)

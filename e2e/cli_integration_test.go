@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
 )
 
 // cli runs the executor binary's CLI against p and returns its stdout,
@@ -101,7 +101,7 @@ func TestAPIErrorCodes(t *testing.T) {
 	sid := domain.NewID("ses")
 	_, err := c.Exec(ctx, sid, sandbox.ExecRequest{Command: "true"})
 	require.ErrorIs(t, err, sandbox.ErrNotFound)
-	_, err = c.Provision(ctx, sid, executor.SessionRequest{})
+	_, err = c.Provision(ctx, sid, session.Request{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Delete(ctx, sid, false) })
 	_, err = c.Exec(ctx, sid, sandbox.ExecRequest{Command: "echo x > /workspace/f; mkdir -p /workspace/d; head -c 5000000 /dev/zero > /workspace/big"})
@@ -115,7 +115,7 @@ func TestAPIErrorCodes(t *testing.T) {
 		{"/workspace/d", sandbox.ErrIsDirectory},
 		{"/workspace/f/x", sandbox.ErrNotDirectory},
 		{"/dev/null", sandbox.ErrNotRegularFile},
-		{"relative/path", executor.ErrInvalidRequest},
+		{"relative/path", session.ErrInvalidRequest},
 	} {
 		_, _, err := c.ReadFile(ctx, sid, tc.path, 0)
 		require.ErrorIs(t, err, tc.want, tc.path)
@@ -124,10 +124,10 @@ func TestAPIErrorCodes(t *testing.T) {
 	require.ErrorIs(t, err, sandbox.ErrFileTooLarge)
 	err = c.WriteFile(ctx, sid, "/proc/x", strings.NewReader("x"), 1)
 	require.ErrorIs(t, err, sandbox.ErrNotWritable)
-	_, err = c.Provision(ctx, sid, executor.SessionRequest{Image: "busybox:1.35"})
+	_, err = c.Provision(ctx, sid, session.Request{Image: "busybox:1.35"})
 	require.ErrorIs(t, err, sandbox.ErrSpecMismatch)
 	_, err = c.Exec(ctx, sid, sandbox.ExecRequest{Command: "true", Timeout: -time.Second})
-	require.ErrorIs(t, err, executor.ErrInvalidRequest)
+	require.ErrorIs(t, err, session.ErrInvalidRequest)
 }
 
 func readCloser(s string) io.ReadCloser { return io.NopCloser(strings.NewReader(s)) }

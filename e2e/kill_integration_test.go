@@ -18,8 +18,8 @@ import (
 
 	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
 )
 
 // sqliteSettings points an executor at a SQLite store in dir.
@@ -36,7 +36,7 @@ func TestKill9MidExec(t *testing.T) {
 	c := first.client(t)
 	ctx := ctxMinutes(t, 3)
 	sid := domain.NewID("ses")
-	info, err := c.Provision(ctx, sid, executor.SessionRequest{})
+	info, err := c.Provision(ctx, sid, session.Request{})
 	require.NoError(t, err)
 
 	// One command with a deadline, one without: both outlive no caller.
@@ -79,7 +79,7 @@ func TestKill9MidExec(t *testing.T) {
 		require.NoError(t, err)
 		return strings.TrimSpace(res.Stdout) == "0"
 	}, 10*time.Second, 200*time.Millisecond, "the killed executor's commands still run")
-	again, err := c.Provision(ctx, sid, executor.SessionRequest{})
+	again, err := c.Provision(ctx, sid, session.Request{})
 	require.NoError(t, err)
 	require.Equal(t, info.SandboxID, again.SandboxID, "a re-provision adopts the same sandbox")
 	require.NoError(t, c.Delete(ctx, sid, false))
@@ -101,7 +101,7 @@ func TestKill9MidWrite(t *testing.T) {
 	p := w.start(t, "first", settings)
 	c := p.client(t)
 	sid := domain.NewID("ses")
-	_, err := c.Provision(ctx, sid, executor.SessionRequest{})
+	_, err := c.Provision(ctx, sid, session.Request{})
 	require.NoError(t, err)
 
 	// A streamed write of 64 MiB over an existing file, cut after half.
@@ -190,7 +190,7 @@ func TestKill9MidWrite(t *testing.T) {
 	_, err = c.Exec(ctx, sid, sandbox.ExecRequest{Timeout: time.Minute,
 		Command: "find /workspace /tmp -name '.sandgate-write-*' -exec touch -d '-1 hour' {} + && : >" + live})
 	require.NoError(t, err)
-	_, err = c.Provision(ctx, sid, executor.SessionRequest{})
+	_, err = c.Provision(ctx, sid, session.Request{})
 	require.NoError(t, err)
 	res, err = c.Exec(ctx, sid, sandbox.ExecRequest{Command: "find / -xdev -name '.sandgate-write-*'", Timeout: time.Minute})
 	require.NoError(t, err)

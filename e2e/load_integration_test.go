@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
 )
 
 // Load of TestLoad: sessions × execs, all at once (issue 5). The execs per
@@ -59,7 +59,7 @@ func TestLoad(t *testing.T) {
 	for i := range sids {
 		sids[i] = domain.NewID("ses")
 		wg.Go(func() {
-			if _, err := c.Provision(ctx, sids[i], executor.SessionRequest{}); err != nil {
+			if _, err := c.Provision(ctx, sids[i], session.Request{}); err != nil {
 				errs <- fmt.Errorf("provision %d: %w", i, err)
 			}
 		})

@@ -14,9 +14,9 @@ import (
 
 	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/internal/gatetest"
 )
 
@@ -54,24 +54,24 @@ func TestAPIClientMistakes(t *testing.T) {
 
 	for _, tc := range []struct {
 		name   string
-		req    executor.SessionRequest
+		req    session.Request
 		status int
 		code   string
 		want   error
 	}{
-		{"invalid image reference", executor.SessionRequest{Image: "Sandgate/UPPER-case:1"},
+		{"invalid image reference", session.Request{Image: "Sandgate/UPPER-case:1"},
 			http.StatusUnprocessableEntity, httpapi.CodeImageUnavailable, sandbox.ErrImageUnavailable},
 		// A registry on loopback that refuses the connection: no traffic
 		// leaves the machine.
-		{"unpullable image", executor.SessionRequest{Image: "127.0.0.1:1/sandgate-absent:1"},
+		{"unpullable image", session.Request{Image: "127.0.0.1:1/sandgate-absent:1"},
 			http.StatusUnprocessableEntity, httpapi.CodeImageUnavailable, sandbox.ErrImageUnavailable},
-		{"image without bash", executor.SessionRequest{Image: "busybox:1.35"},
+		{"image without bash", session.Request{Image: "busybox:1.35"},
 			http.StatusUnprocessableEntity, httpapi.CodeImageUnusable, sandbox.ErrImageUnusable},
-		{"workdir is a file", executor.SessionRequest{Image: "debian:bookworm", Workdir: "/etc/passwd"},
+		{"workdir is a file", session.Request{Image: "debian:bookworm", Workdir: "/etc/passwd"},
 			http.StatusUnprocessableEntity, httpapi.CodeInvalidWorkdir, sandbox.ErrInvalidWorkdir},
-		{"workdir under a file", executor.SessionRequest{Image: "debian:bookworm", Workdir: "/etc/passwd/w"},
+		{"workdir under a file", session.Request{Image: "debian:bookworm", Workdir: "/etc/passwd/w"},
 			http.StatusUnprocessableEntity, httpapi.CodeInvalidWorkdir, sandbox.ErrInvalidWorkdir},
-		{"gated image runs as the gate uid", executor.SessionRequest{Image: gateUID, Networking: limited},
+		{"gated image runs as the gate uid", session.Request{Image: gateUID, Networking: limited},
 			http.StatusUnprocessableEntity, httpapi.CodeGateUIDImage, sandbox.ErrGateUIDImage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,7 +88,7 @@ func TestAPIClientMistakes(t *testing.T) {
 	// export whose root lies under a file.
 	sid := domain.NewID("ses")
 	nonRoot := env.BuildGateVariant(t, "nobody", "USER 65534\n", nil, "debian:bookworm")
-	_, err := c.Provision(ctx, sid, executor.SessionRequest{Image: nonRoot})
+	_, err := c.Provision(ctx, sid, session.Request{Image: nonRoot})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Delete(context.WithoutCancel(ctx), sid, false) })
 	_, _, err = c.ReadFile(ctx, sid, "/etc/shadow", 0)

@@ -18,8 +18,8 @@ import (
 
 	"github.com/sandgate/sandgate/adapters/docker/dockertest"
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/internal/gatetest"
 	"github.com/sandgate/sandgate/internal/pgtest"
 )
@@ -87,13 +87,13 @@ func TestTwoExecutors(t *testing.T) {
 	a, b := procs[0].client(t), procs[1].client(t)
 	ctx := ctxMinutes(t, 4)
 
-	gated := executor.SessionRequest{Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"api.example.com"}}}
+	gated := session.Request{Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"api.example.com"}}}
 	for _, tc := range []struct {
 		name       string
-		req        executor.SessionRequest
+		req        session.Request
 		containers int
 	}{
-		{"ungated", executor.SessionRequest{}, 1},
+		{"ungated", session.Request{}, 1},
 		{"gated", gated, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/internal/pgtest"
 )
 
@@ -33,9 +33,9 @@ func TestTwoExecutorsReap(t *testing.T) {
 	ctx := ctxMinutes(t, 3)
 
 	busy, idle := domain.NewID("ses"), domain.NewID("ses")
-	info, err := a.Provision(ctx, busy, executor.SessionRequest{})
+	info, err := a.Provision(ctx, busy, session.Request{})
 	require.NoError(t, err)
-	_, err = a.Provision(ctx, idle, executor.SessionRequest{})
+	_, err = a.Provision(ctx, idle, session.Request{})
 	require.NoError(t, err)
 
 	deadline := time.Now().Add(40 * time.Second)

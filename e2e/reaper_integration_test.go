@@ -19,11 +19,11 @@ import (
 	"github.com/sandgate/sandgate/adapters/docker"
 	"github.com/sandgate/sandgate/adapters/docker/dockertest"
 	"github.com/sandgate/sandgate/adapters/tokenstore"
-	"github.com/sandgate/sandgate/app"
+	"github.com/sandgate/sandgate/app/executor"
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
+	"github.com/sandgate/sandgate/ports"
 )
 
 const reaperImage = "debian:bookworm"
@@ -32,19 +32,19 @@ const reaperImage = "debian:bookworm"
 // is what is under test) with a SQLite store, a checkpoint directory and a
 // running reaper: idle TTL 2 s, orphan grace 1 s, a round every 500 ms.
 type reaperWorld struct {
-	svc      *app.Service
+	svc      *executor.Service
 	provider *docker.Provider
 	store    *tokenstore.Store
 	cp       *checkpoint.Dir
 	dbPath   string
 	mu       sync.Mutex
-	reaps    []app.ReapResult
+	reaps    []executor.ReapResult
 }
 
 func newReaperWorld(t *testing.T) *reaperWorld {
 	t.Helper()
 	w := newServiceWorld(t)
-	r := app.NewReaper(w.svc, executor.ReapPolicy{IdleTTL: 2 * time.Second, OrphanGrace: time.Second}, 500*time.Millisecond)
+	r := executor.NewReaper(w.svc, executor.ReapPolicy{IdleTTL: 2 * time.Second, OrphanGrace: time.Second}, 500*time.Millisecond)
 	r.Start()
 	t.Cleanup(func() { require.NoError(t, r.Stop(context.Background())) })
 	return w
@@ -64,8 +64,8 @@ func newServiceWorld(t *testing.T) *reaperWorld {
 	w := &reaperWorld{store: store, cp: cp}
 	log := slog.New(slog.NewTextHandler(testLog{t}, nil))
 	w.provider = docker.New(cli, docker.Options{Labels: dockertest.Labels(t, cli), Tokens: store, Logger: log})
-	w.svc = app.New(w.provider, store, executor.Defaults{Image: reaperImage}, app.WithCheckpoints(cp),
-		app.WithLogger(log), app.WithReapObserver(func(r app.ReapResult) {
+	w.svc = executor.New(w.provider, store, session.Defaults{Image: reaperImage}, executor.WithCheckpoints(cp),
+		executor.WithLogger(log), executor.WithReapObserver(func(r executor.ReapResult) {
 			w.mu.Lock()
 			defer w.mu.Unlock()
 			w.reaps = append(w.reaps, r)
@@ -81,7 +81,7 @@ func (w *reaperWorld) owned(t *testing.T, sid domain.ID) bool {
 	return slices.Contains(ids, sid)
 }
 
-func (w *reaperWorld) reapOf(sid domain.ID) (app.ReapResult, bool) {
+func (w *reaperWorld) reapOf(sid domain.ID) (executor.ReapResult, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, r := range w.reaps {
@@ -89,7 +89,7 @@ func (w *reaperWorld) reapOf(sid domain.ID) (app.ReapResult, bool) {
 			return r, true
 		}
 	}
-	return app.ReapResult{}, false
+	return executor.ReapResult{}, false
 }
 
 func (w *reaperWorld) sh(t *testing.T, sid domain.ID, cmd string) string {
@@ -109,11 +109,11 @@ func TestReaperCheckpointRestoreAndLongExec(t *testing.T) {
 	ctx := ctxFor(t)
 	idle, busy := domain.NewID("ses"), domain.NewID("ses")
 	// The files are written at once: the TTL is 2 s.
-	_, err := w.svc.Provision(ctx, idle, executor.SessionRequest{})
+	_, err := w.svc.Provision(ctx, idle, session.Request{})
 	require.NoError(t, err)
 	w.sh(t, idle, `printf alpha > a.txt && mkdir -p sub empty && printf '#!/bin/sh\necho ran\n' > sub/run.sh &&
 		chmod 0755 sub/run.sh && chmod 0700 empty && ln -s a.txt link`)
-	_, err = w.svc.Provision(ctx, busy, executor.SessionRequest{})
+	_, err = w.svc.Provision(ctx, busy, session.Request{})
 	require.NoError(t, err)
 
 	// The long exec runs while the idle session is reaped.
@@ -133,12 +133,12 @@ func TestReaperCheckpointRestoreAndLongExec(t *testing.T) {
 	_, _, err = w.cp.Get(ctx, idle)
 	require.NoError(t, err, "the checkpoint is stored")
 
-	_, err = w.svc.Provision(ctx, idle, executor.SessionRequest{})
+	_, err = w.svc.Provision(ctx, idle, session.Request{})
 	require.NoError(t, err)
 	got := w.sh(t, idle, `cat a.txt; echo; stat -c '%a %n' sub/run.sh empty; readlink link; ./sub/run.sh`)
 	require.Equal(t, "alpha\n755 sub/run.sh\n700 empty\na.txt\nran\n", got)
 	_, _, err = w.cp.Get(ctx, idle)
-	require.ErrorIs(t, err, executor.ErrCheckpointNotFound, "a restored checkpoint is deleted")
+	require.ErrorIs(t, err, ports.ErrCheckpointNotFound, "a restored checkpoint is deleted")
 	require.NoError(t, w.svc.Delete(ctx, idle, false))
 }
 
@@ -157,7 +157,7 @@ func TestReaperOrphan(t *testing.T) {
 	require.Equal(t, executor.ReasonOrphan, res.Reason)
 	require.Equal(t, executor.OutcomeReapedWithoutCheckpoint, res.Outcome)
 	_, _, err = w.cp.Get(ctx, orphan)
-	require.ErrorIs(t, err, executor.ErrCheckpointNotFound)
+	require.ErrorIs(t, err, ports.ErrCheckpointNotFound)
 }
 
 // testLog sends log lines to the test's log.

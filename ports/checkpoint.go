@@ -3,9 +3,9 @@ package ports
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 )
 
 // CheckpointStore keeps one checkpoint per session: the tar of its workdir
@@ -16,11 +16,11 @@ type CheckpointStore interface {
 	// Put stores src, read to its end, as the session's checkpoint and
 	// returns its size. It replaces the previous checkpoint atomically: a
 	// failed Put leaves the previous one (or none) and no partial data.
-	// Errors: executor.ErrCheckpointTooLarge once src exceeds the store's
-	// bound (src is not read further); src's; the store's.
+	// Errors: ErrCheckpointTooLarge once src exceeds the store's bound (src
+	// is not read further); src's; the store's.
 	Put(ctx context.Context, sid domain.ID, src io.Reader) (int64, error)
 	// Get opens the session's checkpoint and returns it with its size; the
-	// caller closes it. Errors: executor.ErrCheckpointNotFound; the store's.
+	// caller closes it. Errors: ErrCheckpointNotFound; the store's.
 	Get(ctx context.Context, sid domain.ID) (io.ReadCloser, int64, error)
 	// Delete removes the session's checkpoint; deleting none is a no-op.
 	// Errors: the store's.
@@ -28,5 +28,13 @@ type CheckpointStore interface {
 	// List returns every stored checkpoint with its size and when it was
 	// written, in no particular order (the reaper expires them by age).
 	// Errors: the store's.
-	List(ctx context.Context) ([]executor.StoredCheckpoint, error)
+	List(ctx context.Context) ([]StoredCheckpoint, error)
+}
+
+// StoredCheckpoint is one checkpoint a store holds (CheckpointStore.List).
+type StoredCheckpoint struct {
+	ID   domain.ID
+	Size int64
+	// Stored is when the checkpoint was written (its reap).
+	Stored time.Time
 }

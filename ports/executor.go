@@ -5,8 +5,8 @@ import (
 	"io"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
 )
 
 // Session states reported in SessionInfo.State.
@@ -18,38 +18,40 @@ const (
 	StateStopped = "stopped"
 )
 
-// SessionInfo is what the executor reports about one session.
+// SessionInfo is what the executor reports about one session (its JSON
+// form lives at the HTTP edge, in adapters/httpapi).
 type SessionInfo struct {
-	ID domain.ID `json:"id"`
+	ID domain.ID
 	// SandboxID is the backend's id of the sandbox (a container id, a pod
 	// name); empty when it is not running.
-	SandboxID string `json:"sandbox_id,omitempty"`
+	SandboxID string
 	// Image and Workdir are the session record's (any executor sharing the
 	// store reports them); empty when no record is stored.
-	Image   string `json:"image,omitempty"`
-	Workdir string `json:"workdir,omitempty"`
+	Image   string
+	Workdir string
 	// Networking is the stored policy, when a record is stored.
-	Networking *domain.Networking `json:"networking,omitempty"`
+	Networking *domain.Networking
 	// Gated reports whether the sandbox runs behind an egress gate.
-	Gated bool   `json:"gated"`
-	State string `json:"state"`
+	Gated bool
+	// State is StateRunning or StateStopped.
+	State string
 }
 
 // Service is the executor's application service: what the HTTP API (and
 // its Go client, which implements it across the wire) drives. Session ids
 // are validated first; a malformed one is domain.ErrInvalidID wrapped in
-// executor.ErrInvalidRequest. Every method but Provision and List answers
+// session.ErrInvalidRequest. Every method but Provision and List answers
 // sandbox.ErrNotFound for a session with no running sandbox.
 type Service interface {
 	// Provision stores the session's record and returns its sandbox, created
 	// or adopted (idempotent), with the session's checkpoint, if any and if
 	// the session had no sandbox, restored into its workdir. Errors:
-	// executor.ErrBadCheckpoint (an unreadable checkpoint: nothing created
-	// or removed, the checkpoint kept); executor.ErrInvalidRequest naming the
-	// field; executor.ErrGateUnavailable; sandbox.ErrSpecMismatch (the
+	// ErrBadCheckpoint (an unreadable checkpoint: nothing created or
+	// removed, the checkpoint kept); session.ErrInvalidRequest naming the
+	// field; session.ErrGateUnavailable; sandbox.ErrSpecMismatch (the
 	// running sandbox differs in image, workdir or ungated network; nothing
 	// is changed, the stored record included); the provider's and store's.
-	Provision(ctx context.Context, sid domain.ID, req executor.SessionRequest) (SessionInfo, error)
+	Provision(ctx context.Context, sid domain.ID, req session.Request) (SessionInfo, error)
 	// Get returns a running session. Errors: sandbox.ErrNotFound.
 	Get(ctx context.Context, sid domain.ID) (SessionInfo, error)
 	// Delete revokes the session's gate token, deletes its checkpoint and
@@ -59,31 +61,31 @@ type Service interface {
 	// the workdir of a sandbox (running or stopped) is stored first, or
 	// without a sandbox the stored checkpoint is kept (the next Provision
 	// restores it); a checkpoint that cannot be taken fails the delete with
-	// the session left running. Errors: executor.ErrNotImplemented for
-	// checkpoint=true without a checkpoint store; executor.
-	// ErrCheckpointTooLarge; sandbox.ErrNotFound (checkpoint=true, neither
-	// a sandbox nor a checkpoint); the store's; the provider's.
+	// the session left running. Errors: ErrNotImplemented for
+	// checkpoint=true without a checkpoint store; ErrCheckpointTooLarge;
+	// sandbox.ErrNotFound (checkpoint=true, neither a sandbox nor a
+	// checkpoint); the store's; the provider's.
 	Delete(ctx context.Context, sid domain.ID, checkpoint bool) error
 	// List returns every session with labelled assets on the endpoint, with
 	// its state, sorted by id.
 	List(ctx context.Context) ([]SessionInfo, error)
-	// Exec runs one command (Sandbox.Exec). Errors: executor.ErrInvalidRequest
+	// Exec runs one command (Sandbox.Exec). Errors: session.ErrInvalidRequest
 	// (sandbox.ErrInvalidExec); sandbox.ErrNotFound; the sandbox's.
 	Exec(ctx context.Context, sid domain.ID, req sandbox.ExecRequest) (sandbox.ExecResult, error)
 	// ReadFile streams a regular file with its exact size
-	// (Sandbox.ReadFileStream). Errors: executor.ErrInvalidRequest for a bad
+	// (Sandbox.ReadFileStream). Errors: session.ErrInvalidRequest for a bad
 	// path or maxBytes; the path sentinels; sandbox.ErrFileTooLarge.
 	ReadFile(ctx context.Context, sid domain.ID, path string, maxBytes int64) (io.ReadCloser, int64, error)
 	// WriteFile writes exactly size bytes from src atomically
-	// (Sandbox.WriteFileStream). Errors: executor.ErrInvalidRequest for a bad
+	// (Sandbox.WriteFileStream). Errors: session.ErrInvalidRequest for a bad
 	// path or a negative size; the path sentinels; a short src.
 	WriteFile(ctx context.Context, sid domain.ID, path string, src io.Reader, size int64) error
 	// WriteFiles writes a batch (Sandbox.WriteFiles; not a transaction).
-	// Errors: executor.ErrInvalidRequest naming the member with a bad path;
+	// Errors: session.ErrInvalidRequest naming the member with a bad path;
 	// the path sentinels, wrapped with the failing member's path.
 	WriteFiles(ctx context.Context, sid domain.ID, files []sandbox.FileWrite) error
 	// Export streams root as a tar whose members live under path.Base(root)
-	// (Provider.Export). Errors: executor.ErrInvalidRequest for a bad root;
+	// (Provider.Export). Errors: session.ErrInvalidRequest for a bad root;
 	// sandbox.ErrFileNotExist; sandbox.ErrNotFound.
 	Export(ctx context.Context, sid domain.ID, root string) (io.ReadCloser, error)
 }

@@ -17,7 +17,6 @@ import (
 	"strings"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/ports"
 )
 
@@ -101,7 +100,7 @@ func (d *Dir) write(ctx context.Context, f *os.File, src io.Reader) (int64, erro
 	case err != nil:
 		return 0, err
 	case n > d.maxBytes:
-		return 0, fmt.Errorf("%w: more than %d bytes (SANDGATE_CHECKPOINT_MAX_BYTES)", executor.ErrCheckpointTooLarge, d.maxBytes)
+		return 0, fmt.Errorf("%w: more than %d bytes (SANDGATE_CHECKPOINT_MAX_BYTES)", ports.ErrCheckpointTooLarge, d.maxBytes)
 	}
 	if err := f.Sync(); err != nil {
 		return 0, err
@@ -125,7 +124,7 @@ func (d *Dir) Get(_ context.Context, sid domain.ID) (io.ReadCloser, int64, error
 	}
 	f, err := os.Open(d.path(sid))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, fmt.Errorf("session %s: %w", sid, executor.ErrCheckpointNotFound)
+		return nil, 0, fmt.Errorf("session %s: %w", sid, ports.ErrCheckpointNotFound)
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("checkpoint %s: %w", sid, err)
@@ -153,7 +152,7 @@ func (d *Dir) Delete(_ context.Context, sid domain.ID) error {
 // modification time (the rename of their Put). A missing directory holds
 // none; files that are not <session id>.tar (a Put in progress, anything
 // else) are not checkpoints.
-func (d *Dir) List(ctx context.Context) ([]executor.StoredCheckpoint, error) {
+func (d *Dir) List(ctx context.Context) ([]ports.StoredCheckpoint, error) {
 	entries, err := os.ReadDir(d.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -161,7 +160,7 @@ func (d *Dir) List(ctx context.Context) ([]executor.StoredCheckpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint dir: %w", err)
 	}
-	var out []executor.StoredCheckpoint
+	var out []ports.StoredCheckpoint
 	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -177,7 +176,7 @@ func (d *Dir) List(ctx context.Context) ([]executor.StoredCheckpoint, error) {
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint dir: %w", err)
 		}
-		out = append(out, executor.StoredCheckpoint{ID: domain.ID(name), Size: info.Size(), Stored: info.ModTime()})
+		out = append(out, ports.StoredCheckpoint{ID: domain.ID(name), Size: info.Size(), Stored: info.ModTime()})
 	}
 	return out, nil
 }

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/core/strictjson"
 	"github.com/sandgate/sandgate/ports"
 )
@@ -212,7 +212,7 @@ func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
 func sessionID(r *http.Request) (domain.ID, error) {
 	sid := domain.ID(r.PathValue("id"))
 	if err := domain.ValidateSessionID(sid); err != nil {
-		return "", fmt.Errorf("%w: id: %w", executor.ErrInvalidRequest, err)
+		return "", fmt.Errorf("%w: id: %w", session.ErrInvalidRequest, err)
 	}
 	return sid, nil
 }
@@ -232,7 +232,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	}
 	if err := strictjson.Unmarshal(body, v); err != nil {
 		// strictjson's messages name a field or an offset, never a value.
-		return fmt.Errorf("%w: body: %w", executor.ErrInvalidRequest, err)
+		return fmt.Errorf("%w: body: %w", session.ErrInvalidRequest, err)
 	}
 	return nil
 }
@@ -262,15 +262,15 @@ func (a *api) done(w http.ResponseWriter, r *http.Request, err error) {
 
 func (a *api) provision(w http.ResponseWriter, r *http.Request) {
 	sid, err := sessionID(r)
-	var req executor.SessionRequest
+	var req SessionRequest
 	if err == nil {
 		err = decodeJSON(w, r, &req)
 	}
 	var info ports.SessionInfo
 	if err == nil {
-		info, err = a.svc.Provision(r.Context(), sid, req)
+		info, err = a.svc.Provision(r.Context(), sid, req.Request())
 	}
-	a.reply(w, r, info, err)
+	a.reply(w, r, NewSessionResponse(info), err)
 }
 
 func (a *api) get(w http.ResponseWriter, r *http.Request) {
@@ -279,7 +279,7 @@ func (a *api) get(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		info, err = a.svc.Get(r.Context(), sid)
 	}
-	a.reply(w, r, info, err)
+	a.reply(w, r, NewSessionResponse(info), err)
 }
 
 func (a *api) delete(w http.ResponseWriter, r *http.Request) {
@@ -287,7 +287,7 @@ func (a *api) delete(w http.ResponseWriter, r *http.Request) {
 	checkpoint := false
 	if v := r.URL.Query().Get("checkpoint"); err == nil && v != "" {
 		if checkpoint, err = strconv.ParseBool(v); err != nil {
-			err = fmt.Errorf("%w: checkpoint: %q is not a boolean", executor.ErrInvalidRequest, clipString(v))
+			err = fmt.Errorf("%w: checkpoint: %q is not a boolean", session.ErrInvalidRequest, clipString(v))
 		}
 	}
 	if err == nil {
@@ -296,17 +296,9 @@ func (a *api) delete(w http.ResponseWriter, r *http.Request) {
 	a.done(w, r, err)
 }
 
-// sessionList is the body of GET /v1/sessions.
-type sessionList struct {
-	Sessions []ports.SessionInfo `json:"sessions"`
-}
-
 func (a *api) list(w http.ResponseWriter, r *http.Request) {
 	list, err := a.svc.List(r.Context())
-	if list == nil {
-		list = []ports.SessionInfo{}
-	}
-	a.reply(w, r, sessionList{Sessions: list}, err)
+	a.reply(w, r, NewSessionList(list), err)
 }
 
 // execRequest is the wire form of sandbox.ExecRequest; ExecResponse is the
@@ -323,7 +315,7 @@ func (a *api) exec(w http.ResponseWriter, r *http.Request) {
 		err = decodeJSON(w, r, &req)
 	}
 	if err == nil && (req.TimeoutMS < 0 || req.TimeoutMS > maxTimeout.Milliseconds()) {
-		err = fmt.Errorf("%w: timeout_ms: must be 0 (no limit) to %d, got %d", executor.ErrInvalidRequest, maxTimeout.Milliseconds(), req.TimeoutMS)
+		err = fmt.Errorf("%w: timeout_ms: must be 0 (no limit) to %d, got %d", session.ErrInvalidRequest, maxTimeout.Milliseconds(), req.TimeoutMS)
 	}
 	var res sandbox.ExecResult
 	if err == nil {

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
+	"github.com/sandgate/sandgate/ports"
 )
 
 // Error codes of the executor API (docs/DESIGN.md), beside the ones above.
@@ -87,13 +87,13 @@ var apiErrors = []apiError{
 	{sandbox.ErrGateUIDImage, http.StatusUnprocessableEntity, CodeGateUIDImage, false},
 	{sandbox.ErrInvalidWorkdir, http.StatusUnprocessableEntity, CodeInvalidWorkdir, false},
 	{errTooLarge, http.StatusRequestEntityTooLarge, CodeFileTooLarge, true},
-	{executor.ErrInvalidRequest, http.StatusBadRequest, CodeInvalidArgument, false},
+	{session.ErrInvalidRequest, http.StatusBadRequest, CodeInvalidArgument, false},
 	{sandbox.ErrInvalidExec, http.StatusBadRequest, CodeInvalidArgument, true},
 	{sandbox.ErrSizeNotALength, http.StatusLengthRequired, CodeLengthRequired, false},
 	{sandbox.ErrSizeMismatch, http.StatusBadRequest, CodeInvalidArgument, true},
-	{executor.ErrNotImplemented, http.StatusNotImplemented, CodeNotImplemented, false},
-	{executor.ErrCheckpointTooLarge, http.StatusRequestEntityTooLarge, CodeCheckpointTooLarge, false},
-	{executor.ErrBadCheckpoint, http.StatusConflict, CodeCheckpointUnreadable, false},
+	{ports.ErrNotImplemented, http.StatusNotImplemented, CodeNotImplemented, false},
+	{ports.ErrCheckpointTooLarge, http.StatusRequestEntityTooLarge, CodeCheckpointTooLarge, false},
+	{ports.ErrBadCheckpoint, http.StatusConflict, CodeCheckpointUnreadable, false},
 	{ErrUnauthorized, http.StatusUnauthorized, CodeUnauthorized, false},
 }
 
@@ -118,7 +118,7 @@ func classify(err error) (status int, code, message string) {
 
 // APIError is an error answer of the API as the client sees it. errors.Is
 // matches the sentinels its code stands for (sandbox.ErrNotFound for
-// "not_found", executor.ErrInvalidRequest for "invalid_argument", …).
+// "not_found", session.ErrInvalidRequest for "invalid_argument", …).
 type APIError struct {
 	Status  int
 	Code    string

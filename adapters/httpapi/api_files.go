@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
 )
 
 // tarOverhead bounds the archive bytes around one member's data: a header
@@ -26,7 +26,7 @@ func (a *api) readFile(w http.ResponseWriter, r *http.Request) {
 		n, perr := strconv.ParseInt(v, 10, 64)
 		switch {
 		case perr != nil || n <= 0:
-			err = fmt.Errorf("%w: max_bytes: %q is not a positive integer", executor.ErrInvalidRequest, clipString(v))
+			err = fmt.Errorf("%w: max_bytes: %q is not a positive integer", session.ErrInvalidRequest, clipString(v))
 		case n < maxBytes:
 			maxBytes = n
 		}
@@ -113,7 +113,7 @@ func (a *api) export(w http.ResponseWriter, r *http.Request) {
 func (a *api) readBatch(w http.ResponseWriter, r *http.Request, h *hold) ([]sandbox.FileWrite, error) {
 	root := r.URL.Query().Get("root")
 	if root != "" {
-		if err := executor.CheckPath("root", root); err != nil && !errors.Is(err, sandbox.ErrIsDirectory) {
+		if err := session.CheckPath("root", root); err != nil && !errors.Is(err, sandbox.ErrIsDirectory) {
 			return nil, err
 		}
 	}
@@ -142,10 +142,10 @@ func (a *api) readBatch(w http.ResponseWriter, r *http.Request, h *hold) ([]sand
 			continue
 		case tar.TypeReg:
 		default:
-			return nil, fmt.Errorf("%w: entry %d %q: type %q is not a regular file or a directory", executor.ErrInvalidRequest, i, clipString(hdr.Name), string(hdr.Typeflag))
+			return nil, fmt.Errorf("%w: entry %d %q: type %q is not a regular file or a directory", session.ErrInvalidRequest, i, clipString(hdr.Name), string(hdr.Typeflag))
 		}
 		if hdr.Size < 0 {
-			return nil, fmt.Errorf("%w: entry %d: negative size", executor.ErrInvalidRequest, i)
+			return nil, fmt.Errorf("%w: entry %d: negative size", session.ErrInvalidRequest, i)
 		}
 		if len(files) == a.opts.MaxBatchFiles {
 			return nil, fmt.Errorf("%w: batch: more than %d files", errTooLarge, a.opts.MaxBatchFiles)
@@ -175,24 +175,24 @@ func batchReadError(i int, err error) error {
 	case errors.Is(err, ErrBusy), errors.Is(err, ErrBodyTimeout), errors.Is(err, ErrIncompleteBody):
 		return fmt.Errorf("entry %d: %w", i, err)
 	}
-	return fmt.Errorf("%w: entry %d: not a readable tar archive: %w", executor.ErrInvalidRequest, i, err)
+	return fmt.Errorf("%w: entry %d: not a readable tar archive: %w", session.ErrInvalidRequest, i, err)
 }
 
 // memberPath maps a member's name to its target under the batch's rule
 // (readBatch); errors name field.
 func memberPath(root, name, field string) (string, error) {
 	if root == "" {
-		if err := executor.CheckPath(field, name); err != nil {
+		if err := session.CheckPath(field, name); err != nil {
 			return "", err
 		}
 		return name, nil
 	}
 	rel := strings.TrimPrefix(name, "./")
 	if rel == "" || strings.HasPrefix(rel, "/") || path.Clean(rel) != rel || rel == ".." || strings.HasPrefix(rel, "../") {
-		return "", fmt.Errorf("%w: %s %q: must be a clean relative path inside root", executor.ErrInvalidRequest, field, clipString(name))
+		return "", fmt.Errorf("%w: %s %q: must be a clean relative path inside root", session.ErrInvalidRequest, field, clipString(name))
 	}
 	target := path.Join(root, rel)
-	if err := executor.CheckPath(field, target); err != nil {
+	if err := session.CheckPath(field, target); err != nil {
 		return "", err
 	}
 	return target, nil

@@ -15,8 +15,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
 )
 
 // member is one tar entry of a test archive.
@@ -129,7 +129,7 @@ func TestWriteFileLimits(t *testing.T) {
 	err := e.client.WriteFile(context.Background(), sid, "/f", strings.NewReader("123456789"), 9)
 	require.ErrorIs(t, err, sandbox.ErrFileTooLarge)
 	err = e.client.WriteFile(context.Background(), sid, "/f", strings.NewReader(""), -1)
-	require.ErrorIs(t, err, executor.ErrInvalidRequest)
+	require.ErrorIs(t, err, session.ErrInvalidRequest)
 	require.ErrorIs(t, err, sandbox.ErrSizeNotALength)
 	require.Empty(t, e.svc.called())
 

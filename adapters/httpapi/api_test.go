@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/ports"
@@ -92,10 +91,10 @@ func TestClientRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	c := e.client
 
-	req := executor.SessionRequest{
+	req := session.Request{
 		Image: "img", Workdir: "/w", Env: map[string]string{"A": "1"},
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"example.com"}},
-		Credentials: []executor.CredentialRequest{{ID: "c1", Name: "TOKEN", Secret: "s3cr3t-value-0123456789",
+		Credentials: []session.Credential{{ID: "c1", Name: "TOKEN", Secret: "s3cr3t-value-0123456789",
 			AllowedHosts: []string{"example.com"}, Locations: []session.Location{session.LocationHeaders, session.LocationBody}}},
 	}
 	got, err := c.Provision(ctx, sid, req)
@@ -198,10 +197,10 @@ func TestErrorCodes(t *testing.T) {
 		{fmt.Errorf(`image "busybox": %w: no /bin/bash`, sandbox.ErrImageUnusable), 422, CodeImageUnusable, sandbox.ErrImageUnusable},
 		{fmt.Errorf(`gated sandbox from "x": %w`, sandbox.ErrGateUIDImage), 422, CodeGateUIDImage, sandbox.ErrGateUIDImage},
 		{fmt.Errorf(`workdir "/etc/passwd": %w`, sandbox.ErrInvalidWorkdir), 422, CodeInvalidWorkdir, sandbox.ErrInvalidWorkdir},
-		{fmt.Errorf("%w: env: bad", executor.ErrInvalidRequest), 400, CodeInvalidArgument, executor.ErrInvalidRequest},
-		{fmt.Errorf("%w: %w: x", executor.ErrInvalidRequest, executor.ErrGateUnavailable), 400, CodeInvalidArgument, executor.ErrInvalidRequest},
-		{fmt.Errorf("x: %w", executor.ErrNotImplemented), 501, CodeNotImplemented, executor.ErrNotImplemented},
-		{fmt.Errorf("delete: %w: more than 1 bytes", executor.ErrCheckpointTooLarge), 413, CodeCheckpointTooLarge, executor.ErrCheckpointTooLarge},
+		{fmt.Errorf("%w: env: bad", session.ErrInvalidRequest), 400, CodeInvalidArgument, session.ErrInvalidRequest},
+		{fmt.Errorf("%w: %w: x", session.ErrInvalidRequest, session.ErrGateUnavailable), 400, CodeInvalidArgument, session.ErrInvalidRequest},
+		{fmt.Errorf("x: %w", ports.ErrNotImplemented), 501, CodeNotImplemented, ports.ErrNotImplemented},
+		{fmt.Errorf("delete: %w: more than 1 bytes", ports.ErrCheckpointTooLarge), 413, CodeCheckpointTooLarge, ports.ErrCheckpointTooLarge},
 		{errors.New("docker: dial unix /var/run/docker.sock: secret-looking detail"), 500, CodeInternal, nil},
 	} {
 		t.Run(tc.code+" "+tc.err.Error(), func(t *testing.T) {

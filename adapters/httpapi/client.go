@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/ports"
 )
 
@@ -127,17 +127,17 @@ func sessionPath(sid domain.ID, suffix string) string {
 }
 
 // Provision is PUT /v1/sessions/{id}.
-func (c *Client) Provision(ctx context.Context, sid domain.ID, req executor.SessionRequest) (ports.SessionInfo, error) {
-	var info ports.SessionInfo
-	err := c.callJSON(ctx, http.MethodPut, sessionPath(sid, ""), nil, req, &info)
-	return info, err
+func (c *Client) Provision(ctx context.Context, sid domain.ID, req session.Request) (ports.SessionInfo, error) {
+	var out SessionResponse
+	err := c.callJSON(ctx, http.MethodPut, sessionPath(sid, ""), nil, NewSessionRequest(req), &out)
+	return out.Info(), err
 }
 
 // Get is GET /v1/sessions/{id}.
 func (c *Client) Get(ctx context.Context, sid domain.ID) (ports.SessionInfo, error) {
-	var info ports.SessionInfo
-	err := c.callJSON(ctx, http.MethodGet, sessionPath(sid, ""), nil, nil, &info)
-	return info, err
+	var out SessionResponse
+	err := c.callJSON(ctx, http.MethodGet, sessionPath(sid, ""), nil, nil, &out)
+	return out.Info(), err
 }
 
 // Delete is DELETE /v1/sessions/{id}[?checkpoint=true].
@@ -151,9 +151,9 @@ func (c *Client) Delete(ctx context.Context, sid domain.ID, checkpoint bool) err
 
 // List is GET /v1/sessions.
 func (c *Client) List(ctx context.Context) ([]ports.SessionInfo, error) {
-	var l sessionList
+	var l SessionList
 	err := c.callJSON(ctx, http.MethodGet, "/v1/sessions", nil, nil, &l)
-	return l.Sessions, err
+	return l.Infos(), err
 }
 
 // Exec is POST /v1/sessions/{id}/exec. The timeout travels in whole
@@ -199,7 +199,7 @@ func (c *Client) ReadFile(ctx context.Context, sid domain.ID, p string, maxBytes
 // bytes of src with that Content-Length.
 func (c *Client) WriteFile(ctx context.Context, sid domain.ID, p string, src io.Reader, size int64) error {
 	if err := sandbox.CheckWriteSize(size); err != nil {
-		return fmt.Errorf("%w: size: %w", executor.ErrInvalidRequest, err)
+		return fmt.Errorf("%w: size: %w", session.ErrInvalidRequest, err)
 	}
 	if src == nil {
 		src = http.NoBody

@@ -7,8 +7,8 @@ import (
 	"sync"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/ports"
 )
 
@@ -20,7 +20,7 @@ type fakeService struct {
 	calls []string
 	err   error
 
-	req      executor.SessionRequest
+	req      session.Request
 	exec     sandbox.ExecRequest
 	batch    []sandbox.FileWrite
 	maxBytes int64
@@ -58,7 +58,7 @@ func info(sid domain.ID) ports.SessionInfo {
 	return ports.SessionInfo{ID: sid, SandboxID: "ctr1", Image: "img", Workdir: "/w", Networking: &n, Gated: true, State: ports.StateRunning}
 }
 
-func (f *fakeService) Provision(_ context.Context, sid domain.ID, req executor.SessionRequest) (ports.SessionInfo, error) {
+func (f *fakeService) Provision(_ context.Context, sid domain.ID, req session.Request) (ports.SessionInfo, error) {
 	if err := f.record("provision " + string(sid)); err != nil {
 		return ports.SessionInfo{}, err
 	}

@@ -62,7 +62,7 @@ type ProviderOptions struct {
 // and, for errors, the error recorded. Spans carry ids, sizes, counts and
 // exit codes only: never a command, a path, an env value or file content,
 // any of which may hold a secret. Errors that are not the caller's (no
-// sentinel of core/sandbox or core/executor classifies them) are logged with
+// sentinel of core/sandbox classifies them) are logged with
 // the session id.
 //
 // Metrics: provisions by outcome ("ok" or "error": Provision does not tell

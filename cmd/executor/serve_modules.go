@@ -9,9 +9,9 @@ import (
 
 	"github.com/sandgate/sandgate/adapters/docker"
 	"github.com/sandgate/sandgate/adapters/kubernetes"
-	"github.com/sandgate/sandgate/app"
+	"github.com/sandgate/sandgate/app/executor"
 	"github.com/sandgate/sandgate/cmd/executor/internal/config"
-	"github.com/sandgate/sandgate/core/executor"
+	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/ports"
 )
 
@@ -26,8 +26,8 @@ func configModule(cfg config.Config, log *slog.Logger) fx.Option {
 }
 
 // defaultsOf is the part of the configuration that shapes every Spec.
-func defaultsOf(cfg config.Config) executor.Defaults {
-	return executor.Defaults{
+func defaultsOf(cfg config.Config) session.Defaults {
+	return session.Defaults{
 		Image:           cfg.Image,
 		GateImage:       cfg.GateImage,
 		ControlplaneURL: cfg.ControlplaneURL,
@@ -91,15 +91,15 @@ func newProvider(cfg config.Config, log *slog.Logger, store ports.TokenStore) (p
 // serviceModule provides the application service over provider, store and
 // checkpoint store, counting reaps in the meter provider.
 var serviceModule = fx.Module("service",
-	fx.Provide(newService, func(s *app.Service) ports.Service { return s }),
+	fx.Provide(newService, func(s *executor.Service) ports.Service { return s }),
 )
 
-func newService(p ports.Provider, s ports.TokenStore, cs ports.CheckpointStore, d executor.Defaults,
-	log *slog.Logger, mp metric.MeterProvider) (*app.Service, error) {
+func newService(p ports.Provider, s ports.TokenStore, cs ports.CheckpointStore, d session.Defaults,
+	log *slog.Logger, mp metric.MeterProvider) (*executor.Service, error) {
 	observe, err := reapCounter(mp)
 	if err != nil {
 		return nil, err
 	}
-	return app.New(p, s, d, app.WithCheckpoints(cs), app.WithLogger(log.With("component", "service")),
-		app.WithReapObserver(observe)), nil
+	return executor.New(p, s, d, executor.WithCheckpoints(cs), executor.WithLogger(log.With("component", "service")),
+		executor.WithReapObserver(observe)), nil
 }

@@ -9,9 +9,8 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/sandgate/sandgate/adapters/checkpoint"
-	"github.com/sandgate/sandgate/app"
+	"github.com/sandgate/sandgate/app/executor"
 	"github.com/sandgate/sandgate/cmd/executor/internal/config"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/ports"
 )
 
@@ -32,8 +31,8 @@ func newCheckpointStore(lc fx.Lifecycle, cfg config.Config) (ports.CheckpointSto
 // round in progress within the shutdown bound.
 var reaperModule = fx.Module("reaper", fx.Invoke(runReaper))
 
-func runReaper(lc fx.Lifecycle, svc *app.Service, cfg config.Config, log *slog.Logger) {
-	r := app.NewReaper(svc, executor.ReapPolicy{IdleTTL: cfg.IdleTTL, OrphanGrace: cfg.OrphanGrace,
+func runReaper(lc fx.Lifecycle, svc *executor.Service, cfg config.Config, log *slog.Logger) {
+	r := executor.NewReaper(svc, executor.ReapPolicy{IdleTTL: cfg.IdleTTL, OrphanGrace: cfg.OrphanGrace,
 		CheckpointRetention: cfg.CheckpointRetention}, cfg.ReapInterval)
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {
@@ -49,14 +48,17 @@ func runReaper(lc fx.Lifecycle, svc *app.Service, cfg config.Config, log *slog.L
 
 // reapCounter returns the observer that counts reaps in sandgate.reaps by
 // reason and outcome.
-func reapCounter(mp metric.MeterProvider) (func(app.ReapResult), error) {
+func reapCounter(mp metric.MeterProvider) (func(executor.ReapResult), error) {
+	// The scope keeps the name it had before the service moved to
+	// app/executor: it is part of the series' labels, which dashboards
+	// select on.
 	c, err := mp.Meter("github.com/sandgate/sandgate/app").Int64Counter("sandgate.reaps",
 		metric.WithDescription("Sandboxes reaped, by reason (idle, orphan, explicit) and outcome"),
 		metric.WithUnit("{reap}"))
 	if err != nil {
 		return nil, err
 	}
-	return func(r app.ReapResult) {
+	return func(r executor.ReapResult) {
 		c.Add(context.Background(), 1, metric.WithAttributes(
 			attribute.String("reason", string(r.Reason)), attribute.String("outcome", string(r.Outcome))))
 	}, nil

@@ -1,8 +1,13 @@
-// Package session holds what the control plane stores about a session besides
-// its sandbox: the networking policy, the credentials the gate substitutes at
-// egress, and the gate token that authenticates the gate. It is pure: the
-// token, hashing and sealing are computed here, storage lives behind
-// ports.TokenStore.
+// Package session is what a session is and how a request becomes one: the
+// record the control plane stores about a session besides its sandbox (the
+// networking policy, the credentials the gate substitutes at egress, the
+// gate config it maps to), the request that asks for one (Request, its
+// validation) and BuildSpec, which turns a request into the sandbox.Spec to
+// provision and the record to store first; the checks of a call's paths and
+// command before any sandbox is asked (CheckPath, CheckExec, …); and the
+// sealing of secrets at rest. It is pure: storage lives behind
+// ports.TokenStore, and app/executor drives the provider and the store with
+// what it returns.
 package session
 
 import (

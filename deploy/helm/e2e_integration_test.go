@@ -25,9 +25,9 @@ import (
 
 	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/internal/gatetest"
 )
 
@@ -123,7 +123,7 @@ func TestChartServesASession(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	sid := domain.NewID("ses")
-	_, err = c.Provision(ctx, sid, executor.SessionRequest{})
+	_, err = c.Provision(ctx, sid, session.Request{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Delete(context.WithoutCancel(ctx), sid, false) })
 	res, err := c.Exec(ctx, sid, sandbox.ExecRequest{Command: "echo hello from the cluster", Timeout: time.Minute})
@@ -137,7 +137,7 @@ func TestChartServesASession(t *testing.T) {
 	// reaches the gate's proxy, which refuses a host the policy does not
 	// admit without dialling it.
 	gated := domain.NewID("ses")
-	_, err = c.Provision(ctx, gated, executor.SessionRequest{
+	_, err = c.Provision(ctx, gated, session.Request{
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"api.example.com"}}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Delete(context.WithoutCancel(ctx), gated, false) })

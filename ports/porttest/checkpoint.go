@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/ports"
 )
 
@@ -92,12 +91,12 @@ func cpMissing(t *testing.T, h CheckpointHarness) {
 	ctx := context.Background()
 	sid := domain.NewID("ses")
 	_, _, err := h.Store.Get(ctx, sid)
-	require.ErrorIs(t, err, executor.ErrCheckpointNotFound)
+	require.ErrorIs(t, err, ports.ErrCheckpointNotFound)
 	require.NoError(t, h.Store.Delete(ctx, sid), "deleting none is a no-op")
 	cpPut(t, h.Store, sid, []byte("x"))
 	require.NoError(t, h.Store.Delete(ctx, sid))
 	_, _, err = h.Store.Get(ctx, sid)
-	require.ErrorIs(t, err, executor.ErrCheckpointNotFound)
+	require.ErrorIs(t, err, ports.ErrCheckpointNotFound)
 }
 
 // cpList: List reports each checkpoint once with its size and a write time
@@ -113,7 +112,7 @@ func cpList(t *testing.T, h CheckpointHarness) {
 	cpPut(t, h.Store, gone, []byte("x"))
 	require.NoError(t, h.Store.Delete(ctx, gone))
 	_, err := h.Store.Put(ctx, domain.NewID("ses"), bytes.NewReader(make([]byte, h.MaxBytes+1)))
-	require.ErrorIs(t, err, executor.ErrCheckpointTooLarge)
+	require.ErrorIs(t, err, ports.ErrCheckpointTooLarge)
 	list, err := h.Store.List(ctx)
 	require.NoError(t, err)
 	sizes := map[domain.ID]int64{}
@@ -139,7 +138,7 @@ func cpTooLarge(t *testing.T, h CheckpointHarness) {
 	before := h.AtRest(t)
 	src := &countingReader{r: io.MultiReader(bytes.NewReader(make([]byte, h.MaxBytes+1)), endless{})}
 	_, err := h.Store.Put(context.Background(), sid, src)
-	require.ErrorIs(t, err, executor.ErrCheckpointTooLarge)
+	require.ErrorIs(t, err, ports.ErrCheckpointTooLarge)
 	require.Less(t, src.n, 2*h.MaxBytes+64<<10, "the store read far past its bound")
 	require.Equal(t, "previous", string(cpContent(t, h.Store, sid)))
 	require.Equal(t, before, h.AtRest(t), "a refused Put left data at rest")

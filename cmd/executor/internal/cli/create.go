@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
+	"github.com/sandgate/sandgate/core/session"
 )
 
 // listFlag collects a repeated flag.
@@ -40,7 +40,7 @@ func splitList(v string) []string {
 // runCreate is `executor create`: provision (or adopt) a session.
 func runCreate(ctx context.Context, s *Streams, args []string) error {
 	fs, c := newFlags("create", true)
-	var req executor.SessionRequest
+	var req session.Request
 	var limited hostsFlag
 	var env, creds listFlag
 	fs.StringVar(&req.Image, "image", "", "sandbox image (default: the executor's)")

@@ -7,10 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/session"
-	"github.com/sandgate/sandgate/ports"
 )
 
 func TestCreateSendsTheRequestAndPrintsTheSession(t *testing.T) {
@@ -27,11 +26,11 @@ func TestCreateSendsTheRequestAndPrintsTheSession(t *testing.T) {
 	require.Empty(t, r.stderr)
 	require.Equal(t, "session  s1\nstate    running\nsandbox  ctr1\nimage    img:1\nworkdir  /workspace\n"+
 		"network  limited: api.example.com\ngated    yes\n", r.stdout)
-	require.Equal(t, executor.SessionRequest{
+	require.Equal(t, session.Request{
 		Image: "img:1", Workdir: "/w",
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"api.example.com", "pypi.org"}},
 		Env:        map[string]string{"A": "1", "B": "x=y"},
-		Credentials: []executor.CredentialRequest{
+		Credentials: []session.Credential{
 			{ID: "gh", Name: "GH", Secret: "ghp_from_env_secret", AllowedHosts: []string{"api.example.com", "pypi.org"},
 				Locations: []session.Location{session.LocationHeaders, session.LocationBody}},
 			{ID: "oa", Name: "OA", Secret: "stdin-secret-value", AllowedHosts: []string{"api.example.com"},
@@ -45,10 +44,11 @@ func TestCreateJSON(t *testing.T) {
 	h := newHarness(t)
 	r := h.run("create", "s1", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var got ports.SessionInfo
+	var got httpapi.SessionResponse
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
-	require.Equal(t, testInfo("s1"), got)
-	require.Equal(t, executor.SessionRequest{}, h.svc.state().req, "no flag means the executor's defaults, unrestricted")
+	require.Equal(t, testInfo("s1"), got.Info())
+	require.Contains(t, r.stdout, `"sandbox_id": "ctr1"`, "the API's keys")
+	require.Equal(t, session.Request{}, h.svc.state().req, "no flag means the executor's defaults, unrestricted")
 }
 
 func TestCreateEmptyLimitedMeansNoEgress(t *testing.T) {

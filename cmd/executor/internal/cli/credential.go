@@ -5,7 +5,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/session"
 )
 
@@ -17,15 +16,15 @@ const maxSecretBytes = 64 << 10
 // value: argv is readable by every local user (ps, /proc/PID/cmdline) and
 // lands in shell history, so it comes from an environment variable
 // (secret-env=VAR) or from stdin (secret-stdin, at most one credential).
-func parseCredentials(specs []string, s *Streams) ([]executor.CredentialRequest, error) {
-	var out []executor.CredentialRequest
+func parseCredentials(specs []string, s *Streams) ([]session.Credential, error) {
+	var out []session.Credential
 	stdinUsed := false
 	for i, spec := range specs {
 		kv, err := parseSpec(spec)
 		if err != nil {
 			return nil, usagef("--credential #%d: %s", i+1, err)
 		}
-		cr := executor.CredentialRequest{ID: kv.one("id"), Name: kv.one("name"), AllowedHosts: kv["hosts"]}
+		cr := session.Credential{ID: kv.one("id"), Name: kv.one("name"), AllowedHosts: kv["hosts"]}
 		for _, l := range kv["locations"] {
 			cr.Locations = append(cr.Locations, session.Location(l))
 		}

@@ -9,8 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
+	"github.com/sandgate/sandgate/ports"
 )
 
 // TestAPIErrorsAreExplained covers every error code the API answers with
@@ -31,9 +32,9 @@ func TestAPIErrorsAreExplained(t *testing.T) {
 		{sandbox.ErrNotReplaceable, []string{"cp", "s1:/a", "-"}, "executor cp: /a cannot be replaced in session s1 (a directory or a mount point is in the way)\n"},
 		{sandbox.ErrNotWritable, []string{"cp", "s1:/a", "-"}, "executor cp: /a is not writable in session s1 (read-only location or permissions)\n"},
 		{sandbox.ErrFileTooLarge, []string{"cp", "s1:/big", "-"}, "executor cp: /big is larger than the executor's transfer limit: file too large\n"},
-		{executor.ErrInvalidRequest, []string{"ls"}, "executor ls: the executor refused the request: invalid request\n"},
+		{session.ErrInvalidRequest, []string{"ls"}, "executor ls: the executor refused the request: invalid request\n"},
 		{sandbox.ErrSizeNotALength, []string{"ls"}, "executor ls: the executor needs the upload's size up front: " + sandbox.ErrSizeNotALength.Error() + "\n"},
-		{executor.ErrNotImplemented, []string{"rm", "s1"}, "executor rm: this executor does not do that yet: not implemented yet\n"},
+		{ports.ErrNotImplemented, []string{"rm", "s1"}, "executor rm: this executor does not do that yet: not implemented yet\n"},
 		{errors.New("docker: boom with details"), []string{"rm", "s1"}, "executor rm: the executor failed (HTTP 500); its log has the cause\n"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {

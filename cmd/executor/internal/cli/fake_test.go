@@ -13,8 +13,8 @@ import (
 
 	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/ports"
 )
 
@@ -26,7 +26,7 @@ type fakeService struct {
 	mu      sync.Mutex
 	err     error
 	calls   []string
-	req     executor.SessionRequest
+	req     session.Request
 	exec    sandbox.ExecRequest
 	result  sandbox.ExecResult
 	deleted []bool
@@ -63,7 +63,7 @@ func (f *fakeService) state() fakeState {
 }
 
 type fakeState struct {
-	req     executor.SessionRequest
+	req     session.Request
 	exec    sandbox.ExecRequest
 	deleted []bool
 }
@@ -87,7 +87,7 @@ func testInfo(sid domain.ID) ports.SessionInfo {
 	return ports.SessionInfo{ID: sid, SandboxID: "ctr1", Image: "img:1", Workdir: "/workspace", Networking: &n, Gated: true, State: ports.StateRunning}
 }
 
-func (f *fakeService) Provision(_ context.Context, sid domain.ID, req executor.SessionRequest) (ports.SessionInfo, error) {
+func (f *fakeService) Provision(_ context.Context, sid domain.ID, req session.Request) (ports.SessionInfo, error) {
 	if err := f.record("provision " + string(sid)); err != nil {
 		return ports.SessionInfo{}, err
 	}
@@ -113,7 +113,7 @@ func (f *fakeService) Delete(_ context.Context, sid domain.ID, checkpoint bool) 
 		return err
 	}
 	if checkpoint {
-		return executor.ErrNotImplemented
+		return ports.ErrNotImplemented
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

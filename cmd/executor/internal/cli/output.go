@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/ports"
 )
 
@@ -21,7 +22,7 @@ func printJSON(w io.Writer, v any) error {
 // block for people otherwise.
 func printSession(w io.Writer, asJSON bool, info ports.SessionInfo) error {
 	if asJSON {
-		return printJSON(w, info)
+		return printJSON(w, httpapi.NewSessionResponse(info))
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	_, _ = fmt.Fprintf(tw, "session\t%s\n", info.ID)
@@ -40,12 +41,7 @@ func printSession(w io.Writer, asJSON bool, info ports.SessionInfo) error {
 // a table for people otherwise.
 func printSessions(w io.Writer, asJSON bool, infos []ports.SessionInfo) error {
 	if asJSON {
-		if infos == nil {
-			infos = []ports.SessionInfo{}
-		}
-		return printJSON(w, struct {
-			Sessions []ports.SessionInfo `json:"sessions"`
-		}{infos})
+		return printJSON(w, httpapi.NewSessionList(infos))
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	_, _ = fmt.Fprintln(tw, "SESSION\tSTATE\tIMAGE\tNETWORK\tGATED")

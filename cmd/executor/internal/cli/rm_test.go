@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/ports"
 )
@@ -47,11 +48,9 @@ func TestLs(t *testing.T) {
 		"s3       running  i      unrestricted              no\n", r.stdout)
 	r = h.run("ls", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var got struct {
-		Sessions []ports.SessionInfo `json:"sessions"`
-	}
+	var got httpapi.SessionList
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
-	require.Equal(t, h.svc.infos, got.Sessions)
+	require.Equal(t, h.svc.infos, got.Infos())
 	r = h.run("ls", "extra")
 	require.Equal(t, ExitUsage, r.code)
 }

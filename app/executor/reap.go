@@ -1,4 +1,4 @@
-package app
+package executor
 
 import (
 	"context"
@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
+	"github.com/sandgate/sandgate/ports"
 )
 
 // reapTimeout bounds one reap, checkpoint included, whatever the caller's
@@ -19,8 +19,8 @@ const reapTimeout = 10 * time.Minute
 // ReapResult is how the reap of one session ended.
 type ReapResult struct {
 	ID      domain.ID
-	Reason  executor.ReapReason
-	Outcome executor.ReapOutcome
+	Reason  ReapReason
+	Outcome ReapOutcome
 	// Size is the checkpoint's size when Outcome is checkpointed.
 	Size int64
 	// Err is why the reap failed (OutcomeFailed), or why it went ahead
@@ -35,10 +35,10 @@ type ReapResult struct {
 // activity claim. The store is written before the sandbox goes (see
 // Delete): a store failure keeps the sandbox, and the next round tries
 // again. For a failed checkpoint, see keepWorkdir.
-func (s *Service) reapLocked(ctx context.Context, sid domain.ID, reason executor.ReapReason, workdir string, checkpoint, strict bool) ReapResult {
+func (s *Service) reapLocked(ctx context.Context, sid domain.ID, reason ReapReason, workdir string, checkpoint, strict bool) ReapResult {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reapTimeout)
 	defer cancel()
-	res := ReapResult{ID: sid, Reason: reason, Outcome: executor.OutcomeReapedWithoutCheckpoint}
+	res := ReapResult{ID: sid, Reason: reason, Outcome: OutcomeReapedWithoutCheckpoint}
 	switch {
 	case checkpoint && s.checkpoints != nil:
 		if err := s.keepWorkdir(ctx, &res, workdir, strict); err != nil {
@@ -46,10 +46,10 @@ func (s *Service) reapLocked(ctx context.Context, sid domain.ID, reason executor
 		}
 	case checkpoint:
 		res.Err = errors.New("no checkpoint store is configured")
-	case reason == executor.ReasonOrphan:
+	case reason == ReasonOrphan:
 		res.Err = errors.New("an orphan has no session record, hence no known workdir")
 	}
-	if reason != executor.ReasonOrphan {
+	if reason != ReasonOrphan {
 		if err := s.store.DeleteSession(ctx, sid); err != nil {
 			return s.failed(res, fmt.Errorf("remove the session record (the sandbox is kept): %w", err))
 		}
@@ -65,7 +65,7 @@ func (s *Service) reapLocked(ctx context.Context, sid domain.ID, reason executor
 // keepWorkdir checkpoints the workdir into res before a reap, and returns
 // an error when the reap must not go ahead. A failed checkpoint stops the
 // reap when strict (an explicit delete keeps the data rather than lose it)
-// or when the failure may pass (executor.ReapWithoutCheckpoint: the next
+// or when the failure may pass (ReapWithoutCheckpoint: the next
 // round tries again); otherwise the reap goes ahead without one and any
 // older checkpoint is deleted, so a later provision never restores a stale
 // workdir. A strict reap of a session with no sandbox keeps the checkpoint
@@ -74,24 +74,24 @@ func (s *Service) reapLocked(ctx context.Context, sid domain.ID, reason executor
 func (s *Service) keepWorkdir(ctx context.Context, res *ReapResult, workdir string, strict bool) error {
 	size, err := s.checkpoint(ctx, res.ID, workdir)
 	if err == nil {
-		res.Outcome, res.Size = executor.OutcomeCheckpointed, size
+		res.Outcome, res.Size = OutcomeCheckpointed, size
 		return nil
 	}
 	if strict && errors.Is(err, sandbox.ErrNotFound) {
 		rc, size, gerr := s.checkpoints.Get(ctx, res.ID)
 		if gerr == nil {
 			_ = rc.Close()
-			res.Outcome, res.Size = executor.OutcomeCheckpointed, size
+			res.Outcome, res.Size = OutcomeCheckpointed, size
 			return nil
 		}
-		if !errors.Is(gerr, executor.ErrCheckpointNotFound) {
+		if !errors.Is(gerr, ports.ErrCheckpointNotFound) {
 			return errors.Join(err, gerr)
 		}
 	}
 	if strict {
 		return err
 	}
-	if !executor.ReapWithoutCheckpoint(err) {
+	if !ReapWithoutCheckpoint(err) {
 		return fmt.Errorf("%w (the sandbox is kept; the next round tries again)", err)
 	}
 	res.Err = err
@@ -102,7 +102,7 @@ func (s *Service) keepWorkdir(ctx context.Context, res *ReapResult, workdir stri
 }
 
 func (s *Service) failed(res ReapResult, err error) ReapResult {
-	res.Outcome, res.Err = executor.OutcomeFailed, err
+	res.Outcome, res.Err = OutcomeFailed, err
 	s.observe(res)
 	return res
 }
@@ -111,7 +111,7 @@ func (s *Service) failed(res ReapResult, err error) ReapResult {
 func (s *Service) observe(res ReapResult) {
 	attrs := []any{"session", res.ID, "reason", string(res.Reason), "outcome", string(res.Outcome)}
 	switch {
-	case res.Outcome == executor.OutcomeFailed:
+	case res.Outcome == OutcomeFailed:
 		s.log.Error("reap failed", append(attrs, "error", res.Err)...)
 	case res.Err != nil:
 		s.log.Warn("reaped without a checkpoint", append(attrs, "why", res.Err)...)
@@ -146,7 +146,7 @@ func (s *Service) checkpoint(ctx context.Context, sid domain.ID, workdir string)
 // delete); new ones are refused while it runs.
 func (s *Service) deleteWithCheckpoint(ctx context.Context, sid domain.ID) error {
 	if s.checkpoints == nil {
-		return fmt.Errorf("delete %s with a checkpoint: no checkpoint store: %w", sid, executor.ErrNotImplemented)
+		return fmt.Errorf("delete %s with a checkpoint: no checkpoint store: %w", sid, ports.ErrNotImplemented)
 	}
 	unlock, err := s.locks.lock(ctx, s.store, sid)
 	if err != nil {
@@ -163,8 +163,8 @@ func (s *Service) deleteWithCheckpoint(ctx context.Context, sid domain.ID) error
 	}
 	s.activity.claim(sid, true)
 	defer s.activity.release(sid)
-	res := s.reapLocked(ctx, sid, executor.ReasonExplicit, workdir, true, true)
-	if res.Err != nil && res.Outcome == executor.OutcomeFailed {
+	res := s.reapLocked(ctx, sid, ReasonExplicit, workdir, true, true)
+	if res.Err != nil && res.Outcome == OutcomeFailed {
 		return fmt.Errorf("delete %s with a checkpoint: %w", sid, res.Err)
 	}
 	return nil

@@ -1,4 +1,4 @@
-package app
+package executor
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
+	"github.com/sandgate/sandgate/ports"
 )
 
 // roundTimeout bounds the listing part of a round (Owned, Activity, the
@@ -23,7 +23,7 @@ const roundTimeout = time.Minute
 // it and waits for the round in progress.
 type Reaper struct {
 	svc      *Service
-	policy   executor.ReapPolicy
+	policy   ReapPolicy
 	interval time.Duration
 	// seen is when each listed session was first seen in its current state
 	// (recorded or not): it starts an orphan's grace, and stands in for an
@@ -40,7 +40,7 @@ type sighting struct {
 }
 
 // NewReaper returns a reaper of svc's sessions; it starts nothing.
-func NewReaper(svc *Service, policy executor.ReapPolicy, interval time.Duration) *Reaper {
+func NewReaper(svc *Service, policy ReapPolicy, interval time.Duration) *Reaper {
 	return &Reaper{svc: svc, policy: policy, interval: interval, seen: map[domain.ID]sighting{}}
 }
 
@@ -108,7 +108,7 @@ func (r *Reaper) Round(ctx context.Context) []ReapResult {
 		return nil
 	}
 	now := s.now()
-	candidates := make([]executor.ReapCandidate, 0, len(ids))
+	candidates := make([]ReapCandidate, 0, len(ids))
 	for _, sid := range ids {
 		last, recorded := stored[sid]
 		candidates = append(candidates, r.candidate(sid, recorded, last, now))
@@ -151,7 +151,7 @@ func (r *Reaper) expireCheckpoints(ctx context.Context) {
 	}
 }
 
-func (r *Reaper) listCheckpoints(ctx context.Context) ([]executor.StoredCheckpoint, error) {
+func (r *Reaper) listCheckpoints(ctx context.Context) ([]ports.StoredCheckpoint, error) {
 	lctx, cancel := context.WithTimeout(ctx, roundTimeout)
 	defer cancel()
 	list, err := r.svc.checkpoints.List(lctx)
@@ -174,7 +174,7 @@ func (r *Reaper) expire(ctx context.Context, sid domain.ID) {
 	if err != nil {
 		return
 	}
-	i := slices.IndexFunc(list, func(c executor.StoredCheckpoint) bool { return c.ID == sid })
+	i := slices.IndexFunc(list, func(c ports.StoredCheckpoint) bool { return c.ID == sid })
 	if i < 0 || len(r.policy.ExpiredCheckpoints(list[i:i+1], s.now())) == 0 {
 		return
 	}
@@ -187,7 +187,7 @@ func (r *Reaper) expire(ctx context.Context, sid domain.ID) {
 }
 
 // candidate combines the store's view of sid with this process's.
-func (r *Reaper) candidate(sid domain.ID, recorded bool, last, now time.Time) executor.ReapCandidate {
+func (r *Reaper) candidate(sid domain.ID, recorded bool, last, now time.Time) ReapCandidate {
 	seen, ok := r.seen[sid]
 	if !ok || seen.recorded != recorded {
 		seen = sighting{recorded: recorded, at: now}
@@ -197,7 +197,7 @@ func (r *Reaper) candidate(sid domain.ID, recorded bool, last, now time.Time) ex
 	if local.After(last) {
 		last = local
 	}
-	return executor.ReapCandidate{ID: sid, Recorded: recorded, LastActive: last, InFlight: inFlight, FirstSeen: seen.at}
+	return ReapCandidate{ID: sid, Recorded: recorded, LastActive: last, InFlight: inFlight, FirstSeen: seen.at}
 }
 
 // reap re-checks sid under its lock — its record and activity may have
@@ -228,7 +228,7 @@ func (r *Reaper) reap(ctx context.Context, sid domain.ID) (ReapResult, bool) {
 		workdir = sandbox.DefaultWorkdir
 	}
 	delete(r.seen, sid)
-	return s.reapLocked(ctx, sid, reason, workdir, reason == executor.ReasonIdle, false), true
+	return s.reapLocked(ctx, sid, reason, workdir, reason == ReasonIdle, false), true
 }
 
 // heartbeat writes the activity the store has not heard of, and that of

@@ -1,8 +1,11 @@
-// Package app is the executor's application service: ports.Service over a
+// Package executor is the executor's application service: ports.Service over a
 // ports.Provider and a ports.TokenStore. It sits between the driving adapter
 // (the HTTP API) and the driven ones, and imports only core and ports, so
-// any provider and any store fit.
-package app
+// any provider and any store fit. Its pure decisions live beside it, with
+// their table tests, rather than in core, since only this service takes
+// them: the reaper's (reappolicy.go) and a checkpoint's restore
+// (reroot.go).
+package executor
 
 import (
 	"context"
@@ -13,7 +16,6 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/ports"
@@ -34,7 +36,7 @@ const DefaultTouchDebounce = 5 * time.Second
 type Service struct {
 	provider    ports.Provider
 	store       ports.TokenStore
-	defaults    executor.Defaults
+	defaults    session.Defaults
 	checkpoints ports.CheckpointStore
 	log         *slog.Logger
 	onReap      func(ReapResult)
@@ -75,7 +77,7 @@ func withClock(now func() time.Time) Option { return func(s *Service) { s.now = 
 // and revokes them through the ports.GateTokenIssuer it was built with
 // (the same store, in cmd/executor), and its Reap revokes before anything
 // is removed, so the Service never revokes itself.
-func New(provider ports.Provider, store ports.TokenStore, d executor.Defaults, opts ...Option) *Service {
+func New(provider ports.Provider, store ports.TokenStore, d session.Defaults, opts ...Option) *Service {
 	s := &Service{provider: provider, store: store, defaults: d, now: time.Now,
 		log: slog.New(slog.DiscardHandler), activity: activity{debounce: DefaultTouchDebounce}}
 	for _, o := range opts {
@@ -84,14 +86,14 @@ func New(provider ports.Provider, store ports.TokenStore, d executor.Defaults, o
 	return s
 }
 
-// Provision builds the session's Spec (executor.BuildSpec), stores its record
+// Provision builds the session's Spec (session.BuildSpec), stores its record
 // — before the provider runs, because the gate fetches it as it starts — and
 // provisions. Provisions and deletes of one session are serialised
 // (locks.go: across executors when the store can). A failed provision puts
 // the previous record back (or removes the new one), so a refused
 // re-provision (ErrSpecMismatch) changes nothing.
-func (s *Service) Provision(ctx context.Context, sid domain.ID, req executor.SessionRequest) (ports.SessionInfo, error) {
-	spec, rec, err := executor.BuildSpec(sid, req, s.defaults)
+func (s *Service) Provision(ctx context.Context, sid domain.ID, req session.Request) (ports.SessionInfo, error) {
+	spec, rec, err := session.BuildSpec(sid, req, s.defaults)
 	if err != nil {
 		return ports.SessionInfo{}, err
 	}
@@ -284,7 +286,7 @@ func (s *Service) List(ctx context.Context) ([]ports.SessionInfo, error) {
 
 func checkID(sid domain.ID) error {
 	if err := domain.ValidateSessionID(sid); err != nil {
-		return fmt.Errorf("%w: id: %w", executor.ErrInvalidRequest, err)
+		return fmt.Errorf("%w: id: %w", session.ErrInvalidRequest, err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package executor
+package session
 
 import (
 	"fmt"
@@ -7,7 +7,6 @@ import (
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
 	"github.com/sandgate/sandgate/core/sandbox"
-	"github.com/sandgate/sandgate/core/session"
 )
 
 // Defaults is the executor's configuration that shapes every Spec.
@@ -41,17 +40,17 @@ type Defaults struct {
 // The Spec is a plain value: the gate's token is minted by the provider
 // (its ports.GateTokenIssuer). Errors wrap ErrInvalidRequest (or
 // domain.ErrInvalidID) and name the field.
-func BuildSpec(sid domain.ID, req SessionRequest, d Defaults) (sandbox.Spec, session.Session, error) {
+func BuildSpec(sid domain.ID, req Request, d Defaults) (sandbox.Spec, Session, error) {
 	if err := domain.ValidateSessionID(sid); err != nil {
-		return sandbox.Spec{}, session.Session{}, fmt.Errorf("%w: id: %w", ErrInvalidRequest, err)
+		return sandbox.Spec{}, Session{}, fmt.Errorf("%w: id: %w", ErrInvalidRequest, err)
 	}
 	if err := req.Validate(sid); err != nil {
-		return sandbox.Spec{}, session.Session{}, err
+		return sandbox.Spec{}, Session{}, err
 	}
 	rec := req.Session(sid)
 	wantGate := rec.Networking.Limited() || len(rec.Credentials) > 0
 	if wantGate && d.GateImage == "" && len(rec.Credentials) > 0 {
-		return sandbox.Spec{}, session.Session{}, fmt.Errorf("%w: %w: credentials: a session with credentials needs an egress gate (SANDGATE_GATE_IMAGE)", ErrInvalidRequest, ErrGateUnavailable)
+		return sandbox.Spec{}, Session{}, fmt.Errorf("%w: %w: credentials: a session with credentials needs an egress gate (SANDGATE_GATE_IMAGE)", ErrInvalidRequest, ErrGateUnavailable)
 	}
 	spec := sandbox.Spec{
 		SessionID:  sid,
@@ -65,11 +64,11 @@ func BuildSpec(sid domain.ID, req SessionRequest, d Defaults) (sandbox.Spec, ses
 		spec.Image = d.Image
 	}
 	if spec.Image == "" {
-		return sandbox.Spec{}, session.Session{}, fmt.Errorf("%w: image: must not be empty (no default image is configured)", ErrInvalidRequest)
+		return sandbox.Spec{}, Session{}, fmt.Errorf("%w: image: must not be empty (no default image is configured)", ErrInvalidRequest)
 	}
 	if wantGate && d.GateImage != "" {
 		if err := gateEnvFree(req.Env); err != nil {
-			return sandbox.Spec{}, session.Session{}, err
+			return sandbox.Spec{}, Session{}, err
 		}
 		spec.Gate = &sandbox.GateSpec{
 			Image: d.GateImage, ControlplaneURL: d.ControlplaneURL,
@@ -84,7 +83,7 @@ func BuildSpec(sid domain.ID, req SessionRequest, d Defaults) (sandbox.Spec, ses
 	}
 	spec, err := resolve(spec)
 	if err != nil {
-		return sandbox.Spec{}, session.Session{}, err
+		return sandbox.Spec{}, Session{}, err
 	}
 	rec.Image, rec.Workdir = spec.Image, spec.Workdir
 	return spec, rec, nil

@@ -1,4 +1,4 @@
-package executor
+package session
 
 import (
 	"testing"
@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/session"
 )
 
 // TestValidateAllowedHosts: host:port entries are accepted end to end, and
@@ -14,10 +13,10 @@ import (
 // that denies everything.
 func TestValidateAllowedHosts(t *testing.T) {
 	t.Parallel()
-	req := func(hosts, credHosts []string) SessionRequest {
-		return SessionRequest{
+	req := func(hosts, credHosts []string) Request {
+		return Request{
 			Networking:  domain.Networking{Type: domain.NetLimited, AllowedHosts: hosts},
-			Credentials: []CredentialRequest{{ID: "c", Name: "KEY", Secret: "s3cret-value", AllowedHosts: credHosts, Locations: []session.Location{session.LocationHeaders}}},
+			Credentials: []Credential{{ID: "c", Name: "KEY", Secret: "s3cret-value", AllowedHosts: credHosts, Locations: []Location{LocationHeaders}}},
 		}
 	}
 	ok := []string{"api.example.com", "api.example.com:8443", "*.example.com:*", "10.0.0.0/8:5432", "[fd00::/8]:443", "172.17.0.2:8080"}

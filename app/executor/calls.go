@@ -1,4 +1,4 @@
-package app
+package executor
 
 import (
 	"context"
@@ -8,14 +8,14 @@ import (
 	"sync"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/ports"
 )
 
 // Exec runs one command in the session's sandbox.
 func (s *Service) Exec(ctx context.Context, sid domain.ID, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
-	if err := executor.CheckExec(req); err != nil {
+	if err := session.CheckExec(req); err != nil {
 		return sandbox.ExecResult{}, err
 	}
 	var res sandbox.ExecResult
@@ -29,11 +29,11 @@ func (s *Service) Exec(ctx context.Context, sid domain.ID, req sandbox.ExecReque
 // ReadFile streams a file out of the session's sandbox. The session counts
 // as busy until the stream is closed.
 func (s *Service) ReadFile(ctx context.Context, sid domain.ID, path string, maxBytes int64) (io.ReadCloser, int64, error) {
-	if err := executor.CheckPath("path", path); err != nil {
+	if err := session.CheckPath("path", path); err != nil {
 		return nil, 0, err
 	}
 	if maxBytes <= 0 {
-		return nil, 0, fmt.Errorf("%w: max_bytes: must be positive, got %d", executor.ErrInvalidRequest, maxBytes)
+		return nil, 0, fmt.Errorf("%w: max_bytes: must be positive, got %d", session.ErrInvalidRequest, maxBytes)
 	}
 	var rc io.ReadCloser
 	var size int64
@@ -54,11 +54,11 @@ func (s *Service) ReadFile(ctx context.Context, sid domain.ID, path string, maxB
 
 // WriteFile streams size bytes from src into a file of the session's sandbox.
 func (s *Service) WriteFile(ctx context.Context, sid domain.ID, path string, src io.Reader, size int64) error {
-	if err := executor.CheckPath("path", path); err != nil {
+	if err := session.CheckPath("path", path); err != nil {
 		return err
 	}
 	if err := sandbox.CheckWriteSize(size); err != nil {
-		return fmt.Errorf("%w: size: %w", executor.ErrInvalidRequest, err)
+		return fmt.Errorf("%w: size: %w", session.ErrInvalidRequest, err)
 	}
 	counted := &countingReader{r: src}
 	// A stale handle may be retried only while nothing of src was consumed.
@@ -69,7 +69,7 @@ func (s *Service) WriteFile(ctx context.Context, sid domain.ID, path string, src
 
 // WriteFiles writes a batch into the session's sandbox.
 func (s *Service) WriteFiles(ctx context.Context, sid domain.ID, files []sandbox.FileWrite) error {
-	if err := executor.CheckBatch(files); err != nil {
+	if err := session.CheckBatch(files); err != nil {
 		return err
 	}
 	return s.call(ctx, sid, always, func(sb ports.Sandbox) error { return sb.WriteFiles(ctx, files) })
@@ -81,7 +81,7 @@ func (s *Service) Export(ctx context.Context, sid domain.ID, root string) (io.Re
 	if err := checkID(sid); err != nil {
 		return nil, err
 	}
-	if err := executor.CheckExportRoot(root); err != nil {
+	if err := session.CheckExportRoot(root); err != nil {
 		return nil, err
 	}
 	end, err := s.begin(ctx, sid)

@@ -1,11 +1,11 @@
-package app
+package executor
 
 import (
 	"context"
 	"testing"
 
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
 )
 
 // BenchmarkServiceExec measures what the service adds to one exec on the
@@ -14,7 +14,7 @@ import (
 func BenchmarkServiceExec(b *testing.B) {
 	e := newEnv(b)
 	ctx := context.Background()
-	if _, err := e.svc.Provision(ctx, "ses_bench", executor.SessionRequest{}); err != nil {
+	if _, err := e.svc.Provision(ctx, "ses_bench", session.Request{}); err != nil {
 		b.Fatal(err)
 	}
 	req := sandbox.ExecRequest{Command: "true"}

@@ -1,4 +1,4 @@
-package app
+package executor
 
 import (
 	"archive/tar"
@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/ports"
@@ -44,7 +43,7 @@ func (r *reapEnv) putCheckpoint(t *testing.T, sid domain.ID, data []byte) {
 func (r *reapEnv) checkpointKept(t *testing.T, sid domain.ID) bool {
 	t.Helper()
 	rc, _, err := r.cp.Get(context.Background(), sid)
-	if errors.Is(err, executor.ErrCheckpointNotFound) {
+	if errors.Is(err, ports.ErrCheckpointNotFound) {
 		return false
 	}
 	require.NoError(t, err)
@@ -74,7 +73,7 @@ func TestPlainDeleteDeletesTheCheckpoint(t *testing.T) {
 	require.True(t, r.checkpointKept(t, sid))
 	require.NoError(t, r.svc.Delete(ctx, sid, false))
 	require.False(t, r.checkpointKept(t, sid), "a plain delete deletes the checkpoint")
-	_, err := r.svc.Provision(ctx, sid, executor.SessionRequest{})
+	_, err := r.svc.Provision(ctx, sid, session.Request{})
 	require.NoError(t, err)
 	require.Empty(t, r.prov.boxes[sid].files, "the deleted workspace is not restored")
 
@@ -101,7 +100,7 @@ func TestCheckpointRetention(t *testing.T) {
 	r.reaper.Round(ctx)
 	require.True(t, r.checkpointKept(t, old), "no retention configured: kept")
 
-	r.reaper = NewReaper(r.svc, executor.ReapPolicy{IdleTTL: time.Hour, CheckpointRetention: 7 * 24 * time.Hour}, time.Hour)
+	r.reaper = NewReaper(r.svc, ReapPolicy{IdleTTL: time.Hour, CheckpointRetention: 7 * 24 * time.Hour}, time.Hour)
 	r.reaper.Round(ctx)
 	require.False(t, r.checkpointKept(t, old), "older than the retention")
 	require.True(t, r.checkpointKept(t, young))
@@ -118,7 +117,7 @@ func TestRestoreNeverOverAStoppedSandbox(t *testing.T) {
 	r.putCheckpoint(t, sid, tarOf(t, map[string]string{"f": "older"}))
 	r.stop(sid)
 
-	_, err := r.svc.Provision(ctx, sid, executor.SessionRequest{})
+	_, err := r.svc.Provision(ctx, sid, session.Request{})
 	require.NoError(t, err)
 	require.Equal(t, "newer", string(r.prov.boxes[sid].files["/workspace/f"]))
 	require.False(t, r.checkpointKept(t, sid), "the stale checkpoint is deleted once the sandbox is adopted")
@@ -143,8 +142,8 @@ func TestUnreadableCheckpointDestroysNothing(t *testing.T) {
 			r := newReapEnv(t, 1<<20)
 			sid := domain.NewID("ses")
 			r.putCheckpoint(t, sid, data)
-			_, err := r.svc.Provision(ctx, sid, executor.SessionRequest{})
-			require.ErrorIs(t, err, executor.ErrBadCheckpoint)
+			_, err := r.svc.Provision(ctx, sid, session.Request{})
+			require.ErrorIs(t, err, ports.ErrBadCheckpoint)
 			require.ErrorContains(t, err, "kept")
 			require.Empty(t, r.prov.specs, "nothing was created")
 			require.True(t, r.checkpointKept(t, sid))
@@ -158,7 +157,7 @@ func TestUnreadableCheckpointDestroysNothing(t *testing.T) {
 		sid := r.provision(t, map[string]string{"/workspace/only": "copy"})
 		r.putCheckpoint(t, sid, []byte("this is not a tar"))
 		r.stop(sid)
-		_, err := r.svc.Provision(ctx, sid, executor.SessionRequest{})
+		_, err := r.svc.Provision(ctx, sid, session.Request{})
 		require.NoError(t, err)
 		require.Empty(t, r.prov.reaped, "the sandbox holding the data is not removed")
 		require.Equal(t, "copy", string(r.prov.boxes[sid].files["/workspace/only"]))
@@ -213,7 +212,7 @@ func TestStoreFailureKeepsSandboxAndRecordTogether(t *testing.T) {
 	got := r.reaper.Round(ctx)
 	require.Len(t, got, 2)
 	for _, res := range got {
-		require.Equal(t, executor.OutcomeFailed, res.Outcome)
+		require.Equal(t, OutcomeFailed, res.Outcome)
 		require.ErrorIs(t, res.Err, errReadOnly)
 	}
 	require.Empty(t, r.prov.reaped, "the reaper keeps them too")

@@ -1,4 +1,4 @@
-package app
+package executor
 
 import (
 	"archive/tar"
@@ -16,7 +16,6 @@ import (
 	"github.com/sandgate/sandgate/adapters/tokenstore"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
@@ -25,7 +24,7 @@ import (
 
 const secret = "ghp_0123456789abcdefSECRET"
 
-var defaults = executor.Defaults{
+var defaults = session.Defaults{
 	Image: "debian:bookworm", GateImage: "sandgate/gate:dev", ControlplaneURL: "http://172.17.0.1:7070",
 }
 
@@ -46,7 +45,7 @@ func newEnv(t testing.TB) *env {
 }
 
 // provisioned returns an env with one session provisioned from req.
-func provisioned(t *testing.T, req executor.SessionRequest) (*env, domain.ID) {
+func provisioned(t *testing.T, req session.Request) (*env, domain.ID) {
 	t.Helper()
 	e := newEnv(t)
 	sid := domain.NewID("ses")
@@ -55,12 +54,12 @@ func provisioned(t *testing.T, req executor.SessionRequest) (*env, domain.ID) {
 	return e, sid
 }
 
-func gatedRequest() executor.SessionRequest {
-	return executor.SessionRequest{
+func gatedRequest() session.Request {
+	return session.Request{
 		Image:      "alpine:3",
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"api.github.com"}},
 		Env:        map[string]string{"A": "1"},
-		Credentials: []executor.CredentialRequest{{
+		Credentials: []session.Credential{{
 			ID: "cred_gh", Name: "GITHUB_TOKEN", Secret: secret, AllowedHosts: []string{"api.github.com"},
 			Locations: []session.Location{session.LocationHeaders},
 		}},
@@ -107,7 +106,7 @@ func TestProvisionInvalidTouchesNothing(t *testing.T) {
 	req := gatedRequest()
 	req.Env["LD_PRELOAD"] = "/x.so"
 	_, err := e.svc.Provision(context.Background(), sid, req)
-	require.ErrorIs(t, err, executor.ErrInvalidRequest)
+	require.ErrorIs(t, err, session.ErrInvalidRequest)
 	require.Empty(t, e.prov.specs)
 	_, err = e.store.GetSession(context.Background(), sid)
 	require.ErrorIs(t, err, session.ErrNotFound)
@@ -143,7 +142,7 @@ func TestDelete(t *testing.T) {
 	token := e.store.Generate()
 	require.NoError(t, e.store.Persist(ctx, sid, token))
 
-	require.ErrorIs(t, e.svc.Delete(ctx, sid, true), executor.ErrNotImplemented)
+	require.ErrorIs(t, e.svc.Delete(ctx, sid, true), ports.ErrNotImplemented)
 	_, err = e.store.Authenticate(ctx, token)
 	require.NoError(t, err, "a refused delete revoked the token")
 	require.Empty(t, e.prov.reaped)
@@ -158,7 +157,7 @@ func TestDelete(t *testing.T) {
 	require.ErrorIs(t, err, sandbox.ErrNotFound)
 
 	require.NoError(t, e.svc.Delete(ctx, sid, false), "delete is idempotent")
-	require.ErrorIs(t, e.svc.Delete(ctx, "Bad", false), executor.ErrInvalidRequest)
+	require.ErrorIs(t, e.svc.Delete(ctx, "Bad", false), session.ErrInvalidRequest)
 }
 
 func TestList(t *testing.T) {
@@ -166,9 +165,9 @@ func TestList(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	a, b := domain.ID("ses_a"), domain.ID("ses_b")
-	_, err := e.svc.Provision(ctx, b, executor.SessionRequest{})
+	_, err := e.svc.Provision(ctx, b, session.Request{})
 	require.NoError(t, err)
-	_, err = e.svc.Provision(ctx, a, executor.SessionRequest{})
+	_, err = e.svc.Provision(ctx, a, session.Request{})
 	require.NoError(t, err)
 	e.prov.boxes[b].running = false
 	list, err := e.svc.List(ctx)
@@ -182,7 +181,7 @@ func TestList(t *testing.T) {
 
 func TestSandboxCalls(t *testing.T) {
 	t.Parallel()
-	e, sid := provisioned(t, executor.SessionRequest{})
+	e, sid := provisioned(t, session.Request{})
 	ctx := context.Background()
 
 	res, err := e.svc.Exec(ctx, sid, sandbox.ExecRequest{Command: "echo hi", Timeout: time.Second})
@@ -236,7 +235,7 @@ func TestRefusedBeforeTheSandbox(t *testing.T) {
 		{"export bad id", func() error { _, err := e.svc.Export(ctx, "X", "/w"); return err }, "id:"},
 	} {
 		err := tc.call()
-		require.ErrorIs(t, err, executor.ErrInvalidRequest, tc.name)
+		require.ErrorIs(t, err, session.ErrInvalidRequest, tc.name)
 		require.ErrorContains(t, err, tc.want, tc.name)
 	}
 	require.Zero(t, e.prov.attaches, "a refused call reached the provider")
@@ -257,7 +256,7 @@ func TestProvisionsSerialisedPerSession(t *testing.T) {
 	errs := make(chan error, 3)
 	for _, sid := range []domain.ID{a, a, b} {
 		wg.Go(func() {
-			_, err := e.svc.Provision(ctx, sid, executor.SessionRequest{})
+			_, err := e.svc.Provision(ctx, sid, session.Request{})
 			errs <- err
 		})
 	}
@@ -296,7 +295,7 @@ func TestStoreFailure(t *testing.T) {
 	require.NoError(t, e.store.Close())
 	_, err := e.svc.Provision(context.Background(), domain.NewID("ses"), gatedRequest())
 	require.Error(t, err)
-	require.NotErrorIs(t, err, executor.ErrInvalidRequest)
+	require.NotErrorIs(t, err, session.ErrInvalidRequest)
 	require.NotContains(t, err.Error(), secret)
 	require.Empty(t, e.prov.specs)
 }

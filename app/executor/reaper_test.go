@@ -1,4 +1,4 @@
-package app
+package executor
 
 import (
 	"bytes"
@@ -13,9 +13,9 @@ import (
 
 	"github.com/sandgate/sandgate/adapters/checkpoint"
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
+	"github.com/sandgate/sandgate/ports"
 )
 
 // clock is a settable time source.
@@ -48,7 +48,7 @@ type reapEnv struct {
 	seen   []ReapResult
 }
 
-var policy = executor.ReapPolicy{IdleTTL: time.Minute, OrphanGrace: 30 * time.Second}
+var policy = ReapPolicy{IdleTTL: time.Minute, OrphanGrace: 30 * time.Second}
 
 func newReapEnv(t *testing.T, maxBytes int64) *reapEnv {
 	t.Helper()
@@ -66,7 +66,7 @@ func newReapEnv(t *testing.T, maxBytes int64) *reapEnv {
 func (r *reapEnv) provision(t *testing.T, files map[string]string) domain.ID {
 	t.Helper()
 	sid := domain.NewID("ses")
-	_, err := r.svc.Provision(context.Background(), sid, executor.SessionRequest{})
+	_, err := r.svc.Provision(context.Background(), sid, session.Request{})
 	require.NoError(t, err)
 	for p, data := range files {
 		require.NoError(t, r.svc.WriteFile(context.Background(), sid, p, bytes.NewReader([]byte(data)), int64(len(data))))
@@ -110,7 +110,7 @@ func TestReaperIdleCheckpointAndRestore(t *testing.T) {
 	_, err = r.svc.Exec(ctx, sid, sandbox.ExecRequest{Command: "true"})
 	require.ErrorIs(t, err, sandbox.ErrNotFound, "the cached handle is dropped")
 
-	_, err = r.svc.Provision(ctx, sid, executor.SessionRequest{})
+	_, err = r.svc.Provision(ctx, sid, session.Request{})
 	require.NoError(t, err)
 	box := r.prov.boxes[sid]
 	require.Equal(t, "alpha", string(box.files["/workspace/a.txt"]))
@@ -119,7 +119,7 @@ func TestReaperIdleCheckpointAndRestore(t *testing.T) {
 	require.Contains(t, last, "mkdir -p -- '/workspace'")
 	require.Contains(t, last, "chmod 0755 -- '/workspace/d/run.sh'")
 	_, _, err = r.cp.Get(ctx, sid)
-	require.ErrorIs(t, err, executor.ErrCheckpointNotFound, "a restored checkpoint is deleted")
+	require.ErrorIs(t, err, ports.ErrCheckpointNotFound, "a restored checkpoint is deleted")
 }
 
 func TestReaperKeepsSessionsInFlight(t *testing.T) {
@@ -167,7 +167,7 @@ func TestReaperOrphans(t *testing.T) {
 	require.Equal(t, []string{string(orphan) + " orphan reaped_without_checkpoint"}, outcomes(got))
 	require.ErrorContains(t, got[0].Err, "no session record")
 	_, _, err = r.cp.Get(ctx, orphan)
-	require.ErrorIs(t, err, executor.ErrCheckpointNotFound)
+	require.ErrorIs(t, err, ports.ErrCheckpointNotFound)
 	_, err = r.store.GetSession(ctx, recorded)
 	require.NoError(t, err, "a recorded session is never an orphan")
 }
@@ -205,7 +205,7 @@ func TestReapCheckpointTooLarge(t *testing.T) {
 
 	// An explicit delete keeps the session when it cannot keep the workdir.
 	err = r.svc.Delete(ctx, sid, true)
-	require.ErrorIs(t, err, executor.ErrCheckpointTooLarge)
+	require.ErrorIs(t, err, ports.ErrCheckpointTooLarge)
 	require.Empty(t, r.prov.reaped)
 	_, err = r.svc.Exec(ctx, sid, sandbox.ExecRequest{Command: "true"})
 	require.NoError(t, err, "a failed explicit delete leaves the session usable")
@@ -214,9 +214,9 @@ func TestReapCheckpointTooLarge(t *testing.T) {
 	r.clock.advance(time.Hour)
 	got := r.reaper.Round(ctx)
 	require.Equal(t, []string{string(sid) + " idle reaped_without_checkpoint"}, outcomes(got))
-	require.ErrorIs(t, got[0].Err, executor.ErrCheckpointTooLarge)
+	require.ErrorIs(t, got[0].Err, ports.ErrCheckpointTooLarge)
 	_, _, err = r.cp.Get(ctx, sid)
-	require.ErrorIs(t, err, executor.ErrCheckpointNotFound, "a stale checkpoint must not be restored later")
+	require.ErrorIs(t, err, ports.ErrCheckpointNotFound, "a stale checkpoint must not be restored later")
 	require.Equal(t, []string{
 		string(sid) + " explicit failed", string(sid) + " idle reaped_without_checkpoint",
 	}, outcomes(r.observed()))
@@ -269,16 +269,16 @@ func TestDeleteWithCheckpoint(t *testing.T) {
 	// A checkpoint of a session that runs again is stale: not restored.
 	_, err = r.prov.Provision(ctx, sandbox.Spec{SessionID: sid})
 	require.NoError(t, err)
-	_, err = r.svc.Provision(ctx, sid, executor.SessionRequest{})
+	_, err = r.svc.Provision(ctx, sid, session.Request{})
 	require.NoError(t, err)
 	require.Empty(t, r.prov.boxes[sid].files)
 	_, _, err = r.cp.Get(ctx, sid)
-	require.ErrorIs(t, err, executor.ErrCheckpointNotFound)
+	require.ErrorIs(t, err, ports.ErrCheckpointNotFound)
 }
 
 func TestCachedHandle(t *testing.T) {
 	t.Parallel()
-	e, sid := provisioned(t, executor.SessionRequest{})
+	e, sid := provisioned(t, session.Request{})
 	ctx := context.Background()
 	for range 3 {
 		_, err := e.svc.Exec(ctx, sid, sandbox.ExecRequest{Command: "true"})
@@ -330,7 +330,7 @@ func TestActivityWritesDebounced(t *testing.T) {
 func TestReaperStartStop(t *testing.T) {
 	t.Parallel()
 	r := newReapEnv(t, 1<<20)
-	r.reaper = NewReaper(r.svc, executor.ReapPolicy{IdleTTL: time.Nanosecond}, 10*time.Millisecond)
+	r.reaper = NewReaper(r.svc, ReapPolicy{IdleTTL: time.Nanosecond}, 10*time.Millisecond)
 	sid := r.provision(t, nil)
 	r.clock.advance(time.Second)
 	require.NoError(t, r.reaper.Stop(context.Background()), "stopping a reaper never started is fine")
@@ -351,7 +351,7 @@ func TestFailedRestoreKeepsCheckpoint(t *testing.T) {
 	require.NoError(t, r.svc.Delete(ctx, sid, true))
 
 	r.prov.failWrites.Store(true)
-	_, err := r.svc.Provision(ctx, sid, executor.SessionRequest{})
+	_, err := r.svc.Provision(ctx, sid, session.Request{})
 	require.ErrorContains(t, err, "restore the checkpoint")
 	_, err = r.svc.Exec(ctx, sid, sandbox.ExecRequest{Command: "true"})
 	require.ErrorIs(t, err, sandbox.ErrNotFound, "the half-restored sandbox is not left running")
@@ -359,9 +359,9 @@ func TestFailedRestoreKeepsCheckpoint(t *testing.T) {
 	require.ErrorIs(t, err, session.ErrNotFound, "the provision's record is undone")
 
 	r.prov.failWrites.Store(false)
-	_, err = r.svc.Provision(ctx, sid, executor.SessionRequest{})
+	_, err = r.svc.Provision(ctx, sid, session.Request{})
 	require.NoError(t, err)
 	require.Equal(t, "kept", string(r.prov.boxes[sid].files["/workspace/k"]), "the retry restores the workdir")
 	_, _, err = r.cp.Get(ctx, sid)
-	require.ErrorIs(t, err, executor.ErrCheckpointNotFound, "and only then deletes the checkpoint")
+	require.ErrorIs(t, err, ports.ErrCheckpointNotFound, "and only then deletes the checkpoint")
 }

@@ -1,4 +1,4 @@
-package app
+package executor
 
 import (
 	"bytes"
@@ -12,7 +12,6 @@ import (
 
 	"github.com/sandgate/sandgate/adapters/tokenstore"
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/session"
 )
 
@@ -39,7 +38,7 @@ func TestProvisionsSerialisedAcrossServices(t *testing.T) {
 	errs := make(chan error, 2)
 	for _, svc := range svcs {
 		wg.Go(func() {
-			_, err := svc.Provision(context.Background(), a, executor.SessionRequest{})
+			_, err := svc.Provision(context.Background(), a, session.Request{})
 			errs <- err
 		})
 	}
@@ -52,7 +51,7 @@ func TestProvisionsSerialisedAcrossServices(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, err := svcs[1].Provision(ctx, a, executor.SessionRequest{})
+	_, err := svcs[1].Provision(ctx, a, session.Request{})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.ErrorIs(t, svcs[1].Delete(ctx, a, false), context.DeadlineExceeded)
 

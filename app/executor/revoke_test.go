@@ -1,4 +1,4 @@
-package app
+package executor
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
 )
@@ -81,8 +80,8 @@ func TestOneRevokePerReap(t *testing.T) {
 		r.clock.advance(time.Hour)
 		got := r.reaper.Round(ctx)
 		require.Len(t, got, 1)
-		require.Equal(t, executor.ReasonIdle, got[0].Reason)
-		require.Equal(t, executor.OutcomeCheckpointed, got[0].Outcome)
+		require.Equal(t, ReasonIdle, got[0].Reason)
+		require.Equal(t, OutcomeCheckpointed, got[0].Outcome)
 		require.Equal(t, 1, cs.revoked(sid), "revokes per idle reap")
 		dead(t, r.env, token)
 	})
@@ -97,7 +96,7 @@ func TestOneRevokePerReap(t *testing.T) {
 		r.clock.advance(policy.OrphanGrace)
 		got := r.reaper.Round(ctx)
 		require.Len(t, got, 1)
-		require.Equal(t, executor.OutcomeReapedWithoutCheckpoint, got[0].Outcome)
+		require.Equal(t, OutcomeReapedWithoutCheckpoint, got[0].Outcome)
 		require.Equal(t, 1, cs.revoked(orphan), "revokes per orphan reap")
 		dead(t, r.env, token)
 	})

@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -9,18 +8,7 @@ import (
 	"strings"
 
 	"github.com/sandgate/sandgate/core/sandbox"
-)
-
-// Checkpoint sentinels, matched with errors.Is.
-var (
-	// ErrCheckpointNotFound: no checkpoint is stored for the session.
-	ErrCheckpointNotFound = errors.New("checkpoint not found")
-	// ErrCheckpointTooLarge: the workdir's tar exceeds the store's bound;
-	// nothing was stored.
-	ErrCheckpointTooLarge = errors.New("checkpoint too large")
-	// ErrBadCheckpoint: a checkpoint's tar holds a member that cannot be
-	// restored (an absolute or escaping name, a hard link, a device).
-	ErrBadCheckpoint = errors.New("malformed checkpoint")
+	"github.com/sandgate/sandgate/ports"
 )
 
 // Reroot maps a member of a workdir checkpoint onto workdir. An export's
@@ -28,12 +16,12 @@ var (
 // (Provider.Export); that first element is replaced by workdir, so a
 // checkpoint restores into the new provision's workdir even when it names
 // another one. The top directory itself maps to workdir. A name that is
-// absolute, holds "..", or a NUL byte is ErrBadCheckpoint.
+// absolute, holds "..", or a NUL byte is ports.ErrBadCheckpoint.
 func Reroot(workdir, name string) (string, error) {
 	clean := path.Clean(strings.TrimSuffix(name, "/"))
 	if name == "" || path.IsAbs(name) || strings.IndexByte(name, 0) >= 0 || clean == ".." ||
 		strings.HasPrefix(clean, "../") || clean == "." || hasDotDot(name) {
-		return "", fmt.Errorf("%w: member %q: must be a relative name under the workdir's directory", ErrBadCheckpoint, clip(name))
+		return "", fmt.Errorf("%w: member %q: must be a relative name under the workdir's directory", ports.ErrBadCheckpoint, clip(name))
 	}
 	_, rest, _ := strings.Cut(clean, "/")
 	if rest == "" {
@@ -124,4 +112,13 @@ func RestoreScripts(entries []RestoreEntry) []string {
 		out = append(out, b.String())
 	}
 	return out
+}
+
+// clip shortens a checkpoint's member name for an error message.
+func clip(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "…"
 }

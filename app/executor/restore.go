@@ -1,4 +1,4 @@
-package app
+package executor
 
 import (
 	"archive/tar"
@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/ports"
 )
@@ -27,13 +26,13 @@ const (
 // restoreCheckpoint writes the session's checkpoint into its new sandbox's
 // workdir, then deletes the checkpoint. Files travel through the Sandbox
 // port (batched writes, or a stream for a large file); directories, links
-// and permissions through scripts (executor.RestoreScripts). Hard links,
+// and permissions through scripts (RestoreScripts). Hard links,
 // devices and FIFOs are skipped and counted in the log. A failure fails the
 // provision and keeps the checkpoint; Provision reaps the half-restored
 // sandbox (undoRestore), so a retried provision restores into a fresh one.
 func (s *Service) restoreCheckpoint(ctx context.Context, sid domain.ID, sb ports.Sandbox, workdir string) error {
 	rc, size, err := s.checkpoints.Get(ctx, sid)
-	if errors.Is(err, executor.ErrCheckpointNotFound) {
+	if errors.Is(err, ports.ErrCheckpointNotFound) {
 		return nil // deleted meanwhile by another executor's restore
 	}
 	if err != nil {
@@ -58,7 +57,7 @@ type restorer struct {
 	workdir string
 	batch   []sandbox.FileWrite
 	bytes   int
-	entries []executor.RestoreEntry
+	entries []RestoreEntry
 	files   int
 	skipped int
 }
@@ -71,7 +70,7 @@ func (r *restorer) run(src io.Reader) error {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("%w: %w", executor.ErrBadCheckpoint, err)
+			return fmt.Errorf("%w: %w", ports.ErrBadCheckpoint, err)
 		}
 		if err := r.member(h, tr); err != nil {
 			return err
@@ -80,7 +79,7 @@ func (r *restorer) run(src io.Reader) error {
 	if err := r.flush(); err != nil {
 		return err
 	}
-	for _, script := range executor.RestoreScripts(r.entries) {
+	for _, script := range RestoreScripts(r.entries) {
 		if err := r.exec(script); err != nil {
 			return err
 		}
@@ -89,19 +88,19 @@ func (r *restorer) run(src io.Reader) error {
 }
 
 func (r *restorer) member(h *tar.Header, tr io.Reader) error {
-	p, err := executor.Reroot(r.workdir, h.Name)
+	p, err := Reroot(r.workdir, h.Name)
 	if err != nil {
 		return err
 	}
 	mode := h.FileInfo().Mode().Perm()
 	switch h.Typeflag {
 	case tar.TypeDir:
-		r.entries = append(r.entries, executor.RestoreEntry{Kind: executor.RestoreDir, Path: p, Mode: mode})
+		r.entries = append(r.entries, RestoreEntry{Kind: RestoreDir, Path: p, Mode: mode})
 	case tar.TypeSymlink:
-		r.entries = append(r.entries, executor.RestoreEntry{Kind: executor.RestoreSymlink, Path: p, Target: h.Linkname})
+		r.entries = append(r.entries, RestoreEntry{Kind: RestoreSymlink, Path: p, Target: h.Linkname})
 	case tar.TypeReg:
 		r.files++
-		r.entries = append(r.entries, executor.RestoreEntry{Kind: executor.RestoreFile, Path: p, Mode: mode})
+		r.entries = append(r.entries, RestoreEntry{Kind: RestoreFile, Path: p, Mode: mode})
 		return r.file(p, h.Size, tr)
 	default:
 		r.skipped++
@@ -116,7 +115,7 @@ func (r *restorer) file(p string, size int64, tr io.Reader) error {
 	}
 	data, err := io.ReadAll(io.LimitReader(tr, size))
 	if err != nil {
-		return fmt.Errorf("%w: %w", executor.ErrBadCheckpoint, err)
+		return fmt.Errorf("%w: %w", ports.ErrBadCheckpoint, err)
 	}
 	r.batch = append(r.batch, sandbox.FileWrite{Path: p, Data: data})
 	r.bytes += len(data)
@@ -167,7 +166,7 @@ const (
 // one found beside a sandbox is stale (the reap that took it failed after
 // the export, or a restore was done but not deleted) and is never restored
 // over it. Only when there is no sandbox is the checkpoint read through and
-// checked (executor.Reroot on every member, the tar's framing); an
+// checked (Reroot on every member, the tar's framing); an
 // unreadable one fails the provision and is kept, with nothing created or
 // removed, so the only copy of the data is never lost to a PUT.
 func (s *Service) checkpointToRestore(ctx context.Context, sid domain.ID, workdir string) (checkpointUse, error) {
@@ -175,7 +174,7 @@ func (s *Service) checkpointToRestore(ctx context.Context, sid domain.ID, workdi
 		return useNone, nil
 	}
 	rc, _, err := s.checkpoints.Get(ctx, sid)
-	if errors.Is(err, executor.ErrCheckpointNotFound) {
+	if errors.Is(err, ports.ErrCheckpointNotFound) {
 		return useNone, nil
 	}
 	if err != nil {
@@ -230,19 +229,19 @@ func checkCheckpoint(r io.Reader) error {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) && n == 0 {
 			// An export holds at least its top directory.
-			return fmt.Errorf("%w: no member", executor.ErrBadCheckpoint)
+			return fmt.Errorf("%w: no member", ports.ErrBadCheckpoint)
 		}
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("%w: %w", executor.ErrBadCheckpoint, err)
+			return fmt.Errorf("%w: %w", ports.ErrBadCheckpoint, err)
 		}
-		if _, err := executor.Reroot(sandbox.DefaultWorkdir, h.Name); err != nil {
+		if _, err := Reroot(sandbox.DefaultWorkdir, h.Name); err != nil {
 			return err
 		}
 		if _, err := io.Copy(io.Discard, tr); err != nil {
-			return fmt.Errorf("%w: member %.128q: %w", executor.ErrBadCheckpoint, h.Name, err)
+			return fmt.Errorf("%w: member %.128q: %w", ports.ErrBadCheckpoint, h.Name, err)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/ports"
 )
 
 // ReapReason says why a session's sandbox is reaped (the `reason` attribute
@@ -46,7 +47,7 @@ const (
 // engine that did not answer): then the sandbox is kept, and the next round
 // tries again, since reaping it would lose the workdir.
 func ReapWithoutCheckpoint(err error) bool {
-	return errors.Is(err, ErrCheckpointTooLarge) || errors.Is(err, sandbox.ErrFileNotExist) ||
+	return errors.Is(err, ports.ErrCheckpointTooLarge) || errors.Is(err, sandbox.ErrFileNotExist) ||
 		errors.Is(err, sandbox.ErrNotFound)
 }
 
@@ -114,5 +115,23 @@ func (p ReapPolicy) Plan(cs []ReapCandidate, now time.Time) []Reap {
 		}
 	}
 	slices.SortFunc(out, func(a, b Reap) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// ExpiredCheckpoints returns the ids of the checkpoints stored
+// CheckpointRetention or more before now, sorted. A zero retention keeps
+// every checkpoint. A checkpoint stored "in the future" (a clock that moved
+// back) is kept: expiry errs on the side of keeping data.
+func (p ReapPolicy) ExpiredCheckpoints(cs []ports.StoredCheckpoint, now time.Time) []domain.ID {
+	if p.CheckpointRetention <= 0 {
+		return nil
+	}
+	var out []domain.ID
+	for _, c := range cs {
+		if now.Sub(c.Stored) >= p.CheckpointRetention {
+			out = append(out, c.ID)
+		}
+	}
+	slices.SortFunc(out, cmp.Compare)
 	return out
 }

@@ -1,16 +1,17 @@
-package executor
+package session
 
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
 	"github.com/sandgate/sandgate/core/sandbox"
-	"github.com/sandgate/sandgate/core/session"
 )
 
-// Sentinels of the executor's service, matched with errors.Is.
+// Sentinels of a request to the executor's service, matched with errors.Is.
 var (
 	// ErrInvalidRequest: a request (its body, a path or a parameter) is
 	// malformed; the error names the field and never quotes a secret.
@@ -19,9 +20,6 @@ var (
 	// credentials) and no gate image is configured. It always comes wrapped
 	// with ErrInvalidRequest.
 	ErrGateUnavailable = errors.New("no gate image is configured")
-	// ErrNotImplemented: the request asks for something this executor does
-	// not do yet (a checkpointing delete).
-	ErrNotImplemented = errors.New("not implemented yet")
 )
 
 // MaxEnv bounds the caller's environment variables, and MaxEnvBytes the
@@ -32,42 +30,32 @@ const (
 	MaxEnvBytes = 1 << 20
 )
 
-// SessionRequest is the JSON body of `PUT /v1/sessions/{id}`: what the
-// orchestrator asks a session's sandbox to be.
-type SessionRequest struct {
+// Request is what the orchestrator asks a session's sandbox to be: the
+// body of `PUT /v1/sessions/{id}` once the HTTP adapter has decoded it (its
+// JSON form lives at the HTTP edge, in adapters/httpapi).
+type Request struct {
 	// Image is the sandbox image; empty means the executor's default image.
-	Image string `json:"image,omitempty"`
+	Image string
 	// Workdir is where commands run; empty means sandbox.DefaultWorkdir.
-	Workdir string `json:"workdir,omitempty"`
+	Workdir string
 	// Networking is the egress policy; the zero value is unrestricted.
-	Networking domain.Networking `json:"networking"`
+	Networking domain.Networking
 	// Env is visible to every exec. Reserved names (sandbox.ReservedEnvName)
 	// and credential names are refused.
-	Env map[string]string `json:"env,omitempty"`
+	Env map[string]string
 	// Credentials are the secrets the gate substitutes at egress; the sandbox
 	// sees only a placeholder in the variable named Name.
-	Credentials []CredentialRequest `json:"credentials,omitempty"`
-}
-
-// CredentialRequest is one credential of a SessionRequest.
-type CredentialRequest struct {
-	ID           string             `json:"id"`
-	Name         string             `json:"name"`
-	Secret       session.Secret     `json:"secret"`
-	AllowedHosts []string           `json:"allowed_hosts"`
-	Locations    []session.Location `json:"locations"`
+	Credentials []Credential
 }
 
 // Session returns the record the store keeps for the request: the
 // normalised networking policy and the credentials, copied.
-func (r SessionRequest) Session(sid domain.ID) session.Session {
-	s := session.Session{ID: sid, Networking: copyNetworking(r.Networking.Normalize())}
+func (r Request) Session(sid domain.ID) Session {
+	s := Session{ID: sid, Networking: copyNetworking(r.Networking.Normalize())}
 	for _, c := range r.Credentials {
-		s.Credentials = append(s.Credentials, session.Credential{
-			ID: c.ID, Name: c.Name, Secret: c.Secret,
-			AllowedHosts: append([]string(nil), c.AllowedHosts...),
-			Locations:    append([]session.Location(nil), c.Locations...),
-		})
+		c.AllowedHosts = append([]string(nil), c.AllowedHosts...)
+		c.Locations = append([]Location(nil), c.Locations...)
+		s.Credentials = append(s.Credentials, c)
 	}
 	return s
 }
@@ -75,7 +63,7 @@ func (r SessionRequest) Session(sid domain.ID) session.Session {
 // Validate checks the request for session sid. Every error wraps
 // ErrInvalidRequest (domain.ErrInvalidID too, for a bad id) and names the
 // field; none quotes a secret or an env value, which may be one.
-func (r SessionRequest) Validate(sid domain.ID) error {
+func (r Request) Validate(sid domain.ID) error {
 	if err := r.Session(sid).Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
@@ -96,7 +84,7 @@ func (r SessionRequest) Validate(sid domain.ID) error {
 // validatePatterns parses every allowed_hosts entry as the gate will
 // (egress.ParsePattern), so an entry the gate would refuse — and a gate
 // that refuses its config denies everything — is a 400 now instead.
-func (r SessionRequest) validatePatterns() error {
+func (r Request) validatePatterns() error {
 	check := func(field string, hosts []string) error {
 		for i, h := range hosts {
 			if _, err := egress.ParsePattern(h); err != nil {
@@ -118,7 +106,7 @@ func (r SessionRequest) validatePatterns() error {
 
 // validateEnv checks the caller's variables and the names the credentials
 // will take in the same environment.
-func (r SessionRequest) validateEnv() error {
+func (r Request) validateEnv() error {
 	if len(r.Env) > MaxEnv {
 		return fmt.Errorf("env: %d variables, at most %d", len(r.Env), MaxEnv)
 	}
@@ -151,4 +139,40 @@ func (r SessionRequest) validateEnv() error {
 		}
 	}
 	return nil
+}
+
+// gateEnv is what a gated sandbox's environment gets from the provider; a
+// caller's value for one of these would be silently replaced, so it is
+// refused instead.
+var gateEnv = sandbox.GateSandboxEnv()
+
+// gateVariable reports whether the gate pairing sets the variable name.
+func gateVariable(name string) bool {
+	_, ok := gateEnv[name]
+	return ok
+}
+
+func containsNUL(s string) bool { return strings.IndexByte(s, 0) >= 0 }
+
+// clip shortens a caller's string for an error message.
+func clip(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "…"
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func copyNetworking(n domain.Networking) domain.Networking {
+	n.AllowedHosts = slices.Clone(n.AllowedHosts)
+	return n
 }
