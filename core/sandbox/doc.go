@@ -1,4 +1,4 @@
-// Package sandbox is the pure half of the sandbox API (seed/sandbox-api.txt):
+// Package sandbox is the pure half of the sandbox API (docs/sandbox-api.txt):
 // the spec and result types, the sentinels, validation of everything a caller
 // can hand in, the adoption decision, write planning, the argv of the scripts
 // both backends run inside a sandbox (package shell holds the scripts), the
