@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
 
 	"github.com/sandgate/sandgate/core/egress"
 )
@@ -41,7 +42,8 @@ func (p *Proxy) release() { <-p.slots }
 // sides are done. The relay runs on the handler's goroutine: the connection
 // is hijacked, so the server no longer waits for it.
 func (p *Proxy) opaque(w http.ResponseWriter, r *http.Request, pol *egress.Policy, t egress.Target, x *exchange) {
-	defer p.release()
+	release := sync.OnceFunc(p.release)
+	defer release()
 	up, fv, err := p.dial(r.Context(), pol, t)
 	if err != nil {
 		status, reason, dv, denied := failure(err)
@@ -58,7 +60,9 @@ func (p *Proxy) opaque(w http.ResponseWriter, r *http.Request, pol *egress.Polic
 		x.write(w, http.StatusInternalServerError, reasonUpstream)
 		return
 	}
-	defer x.finish()
+	// The slot is free before the exchange ends, as in intercept: whoever
+	// sees the tunnel's span end may open the next one.
+	defer func() { release(); x.finish() }()
 	untrack := p.track(client, up)
 	defer untrack()
 	defer func() { _, _ = client.Close(), up.Close() }()
