@@ -26,7 +26,6 @@ import (
 	"github.com/sandgate/sandgate/core/executor"
 	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
-	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/internal/gatetest"
 )
 
@@ -63,8 +62,8 @@ func TestAPIGatedSession(t *testing.T) {
 	const secret = "e2e-secret-value-0123"
 	info, err := c.Provision(ctx, sid, executor.SessionRequest{
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{origin}},
-		Credentials: []executor.CredentialRequest{{ID: "api", Name: "API_KEY", Secret: secret,
-			AllowedHosts: []string{origin}, Locations: []session.Location{session.LocationHeaders}}},
+		Credentials: []executor.CredentialRequest{{ID: "api", Name: "API_KEY", Secret: gatewire.NewSecret(secret),
+			AllowedHosts: []string{origin}, Locations: []gatewire.Location{gatewire.LocationHeaders}}},
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Delete(context.WithoutCancel(ctx), sid, false) })

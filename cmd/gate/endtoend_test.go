@@ -75,8 +75,8 @@ func TestGateEndToEnd(t *testing.T) {
 		ID:         sid,
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{strings.TrimPrefix(origin.URL, "http://")}},
 		Credentials: []session.Credential{{
-			ID: "cred1", Name: "API_KEY", Secret: testSecretValue,
-			AllowedHosts: []string{originHost}, Locations: []session.Location{session.LocationHeaders},
+			ID: "cred1", Name: "API_KEY", Secret: gatewire.NewSecret(testSecretValue),
+			AllowedHosts: []string{originHost}, Locations: []gatewire.Location{gatewire.LocationHeaders},
 		}},
 	}))
 	token := store.Generate()

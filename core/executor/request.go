@@ -6,6 +6,7 @@ import (
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
 )
@@ -51,11 +52,11 @@ type SessionRequest struct {
 
 // CredentialRequest is one credential of a SessionRequest.
 type CredentialRequest struct {
-	ID           string             `json:"id"`
-	Name         string             `json:"name"`
-	Secret       session.Secret     `json:"secret"`
-	AllowedHosts []string           `json:"allowed_hosts"`
-	Locations    []session.Location `json:"locations"`
+	ID           string              `json:"id"`
+	Name         string              `json:"name"`
+	Secret       gatewire.Secret     `json:"secret"`
+	AllowedHosts []string            `json:"allowed_hosts"`
+	Locations    []gatewire.Location `json:"locations"`
 }
 
 // Session returns the record the store keeps for the request: the
@@ -66,7 +67,7 @@ func (r SessionRequest) Session(sid domain.ID) session.Session {
 		s.Credentials = append(s.Credentials, session.Credential{
 			ID: c.ID, Name: c.Name, Secret: c.Secret,
 			AllowedHosts: append([]string(nil), c.AllowedHosts...),
-			Locations:    append([]session.Location(nil), c.Locations...),
+			Locations:    append([]gatewire.Location(nil), c.Locations...),
 		})
 	}
 	return s
