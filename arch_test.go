@@ -20,8 +20,10 @@ import (
 //	core     → the standard library and core only, and no I/O packages
 //	ports    → the standard library, core and ports
 //	app      → the standard library, core and ports (the application
-//	           services, app/executor and the gate's, sit between the
-//	           adapters, so they name none)
+//	           services sit between the adapters, so they name none):
+//	           app/executor, the executor's service, and app/gate, the
+//	           gate's run logic, which gets its control-plane client and
+//	           proxy as ports)
 //	adapters → anything but cmd and another adapter
 //	cmd      → anything; cmd/executor is the only place that may import
 //	           go.uber.org/fx (cmd/gate wires by hand)
@@ -190,6 +192,10 @@ func TestViolations(t *testing.T) {
 		{"app/executor on an adapter", listed{ImportPath: m + "app/executor", Imports: []string{m + "adapters/tokenstore"}}, "app imports only"},
 		{"app/executor on cmd", listed{ImportPath: m + "app/executor", Imports: []string{m + "cmd/executor"}}, "app imports only"},
 		{"app/executor on an SDK", listed{ImportPath: m + "app/executor", Imports: []string{"github.com/docker/docker/client"}}, "app imports only"},
+		{"app/gate on core and ports", listed{ImportPath: m + "app/gate", Imports: []string{"fmt", m + "core/gatewire", m + "ports"}}, ""},
+		{"app/gate on an adapter", listed{ImportPath: m + "app/gate", Imports: []string{m + "adapters/httpapi"}}, "app/gate imports " + m + "adapters/httpapi: app imports only"},
+		{"app/gate on cmd", listed{ImportPath: m + "app/gate", Imports: []string{m + "cmd/gate"}}, "app imports only"},
+		{"app/gate on an SDK", listed{ImportPath: m + "app/gate", Imports: []string{"go.opentelemetry.io/otel/trace"}}, "app imports only"},
 		{"gatewire on std and core", listed{ImportPath: m + "core/gatewire", Imports: []string{"fmt", "net/url", m + "core/domain", m + "core/strictjson"}}, ""},
 		{"gatewire on os", listed{ImportPath: m + "core/gatewire", Imports: []string{"os"}}, "core/gatewire imports os: core is pure"},
 		{"gatewire on an adapter", listed{ImportPath: m + "core/gatewire", Imports: []string{m + "adapters/httpapi"}}, "core imports only"},

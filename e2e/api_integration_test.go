@@ -63,8 +63,8 @@ func TestAPIGatedSession(t *testing.T) {
 	const secret = "e2e-secret-value-0123"
 	info, err := c.Provision(ctx, sid, session.Request{
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{origin}},
-		Credentials: []session.Credential{{ID: "api", Name: "API_KEY", Secret: secret,
-			AllowedHosts: []string{origin}, Locations: []session.Location{session.LocationHeaders}}},
+		Credentials: []session.Credential{{ID: "api", Name: "API_KEY", Secret: gatewire.NewSecret(secret),
+			AllowedHosts: []string{origin}, Locations: []gatewire.Location{gatewire.LocationHeaders}}},
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Delete(context.WithoutCancel(ctx), sid, false) })

@@ -63,10 +63,10 @@ func TestSecurity(t *testing.T) {
 	e.GateImage(t)
 	s := &securitySuite{e: e, ip: e.Origin.IPv4.String()}
 	creds := []session.Credential{
-		{ID: "api", Name: "API_KEY", Secret: headerSecret, AllowedHosts: []string{gatetest.OriginName},
-			Locations: []session.Location{session.LocationHeaders}},
-		{ID: "body", Name: "BODY_KEY", Secret: bodySecret, AllowedHosts: []string{gatetest.OriginName},
-			Locations: []session.Location{session.LocationHeaders, session.LocationBody}},
+		{ID: "api", Name: "API_KEY", Secret: gatewire.NewSecret(headerSecret), AllowedHosts: []string{gatetest.OriginName},
+			Locations: []gatewire.Location{gatewire.LocationHeaders}},
+		{ID: "body", Name: "BODY_KEY", Secret: gatewire.NewSecret(bodySecret), AllowedHosts: []string{gatetest.OriginName},
+			Locations: []gatewire.Location{gatewire.LocationHeaders, gatewire.LocationBody}},
 	}
 	// The origin's name resolves to its IPv4 and, on an IPv6 network, its
 	// IPv6 address: the dial floor needs both opened (C-GW-5).
@@ -75,8 +75,8 @@ func TestSecurity(t *testing.T) {
 		// A credential bound to an IP literal: its host is intercepted too
 		// (the IPv4 literal stays unbound for the opaque-tunnel rows).
 		opened = append(opened, e.Origin.IPv6.String())
-		creds = append(creds, session.Credential{ID: "ip", Name: "IP_KEY", Secret: ipSecret,
-			AllowedHosts: []string{e.Origin.IPv6.String()}, Locations: []session.Location{session.LocationHeaders}})
+		creds = append(creds, session.Credential{ID: "ip", Name: "IP_KEY", Secret: gatewire.NewSecret(ipSecret),
+			AllowedHosts: []string{e.Origin.IPv6.String()}, Locations: []gatewire.Location{gatewire.LocationHeaders}})
 	}
 	s.limited, s.limitedID = e.Provision(t, domain.Networking{Type: domain.NetLimited, AllowedHosts: opened}, creds)
 	s.open, s.openID = e.Provision(t, domain.Networking{Type: domain.NetUnrestricted}, nil)

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/ports"
@@ -94,8 +95,8 @@ func TestClientRoundTrip(t *testing.T) {
 	req := session.Request{
 		Image: "img", Workdir: "/w", Env: map[string]string{"A": "1"},
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"example.com"}},
-		Credentials: []session.Credential{{ID: "c1", Name: "TOKEN", Secret: "s3cr3t-value-0123456789",
-			AllowedHosts: []string{"example.com"}, Locations: []session.Location{session.LocationHeaders, session.LocationBody}}},
+		Credentials: []session.Credential{{ID: "c1", Name: "TOKEN", Secret: gatewire.NewSecret("s3cr3t-value-0123456789"),
+			AllowedHosts: []string{"example.com"}, Locations: []gatewire.Location{gatewire.LocationHeaders, gatewire.LocationBody}}},
 	}
 	got, err := c.Provision(ctx, sid, req)
 	require.NoError(t, err)

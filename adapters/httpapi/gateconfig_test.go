@@ -66,9 +66,9 @@ func (e *env) session(t *testing.T, secret string) (domain.ID, string) {
 		ID:         sid,
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"api.github.com"}},
 		Credentials: []session.Credential{{
-			ID: "cred_gh", Name: "GITHUB_TOKEN", Secret: session.Secret(secret),
+			ID: "cred_gh", Name: "GITHUB_TOKEN", Secret: gatewire.NewSecret(secret),
 			AllowedHosts: []string{"api.github.com"},
-			Locations:    []session.Location{session.LocationHeaders},
+			Locations:    []gatewire.Location{gatewire.LocationHeaders},
 		}},
 	}))
 	token := e.store.Generate()
@@ -253,7 +253,7 @@ type shortSecrets struct{ *tokenstore.Store }
 func (s shortSecrets) GetSession(ctx context.Context, id domain.ID) (session.Session, error) {
 	rec, err := s.Store.GetSession(ctx, id)
 	for i := range rec.Credentials {
-		rec.Credentials[i].Secret = "shrt"
+		rec.Credentials[i].Secret = gatewire.NewSecret("shrt")
 	}
 	return rec, err
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/ports"
 )
@@ -23,14 +24,14 @@ type SessionRequest struct {
 }
 
 // CredentialRequest is the wire form of one session.Credential of a
-// SessionRequest. Its Secret stays a session.Secret, so a body printed by
+// SessionRequest. Its Secret stays a gatewire.Secret, so a body printed by
 // accident shows no secret.
 type CredentialRequest struct {
-	ID           string             `json:"id"`
-	Name         string             `json:"name"`
-	Secret       session.Secret     `json:"secret"`
-	AllowedHosts []string           `json:"allowed_hosts"`
-	Locations    []session.Location `json:"locations"`
+	ID           string              `json:"id"`
+	Name         string              `json:"name"`
+	Secret       gatewire.Secret     `json:"secret"`
+	AllowedHosts []string            `json:"allowed_hosts"`
+	Locations    []gatewire.Location `json:"locations"`
 }
 
 // NewSessionRequest is the wire form of req.

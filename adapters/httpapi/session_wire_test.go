@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/ports"
 )
@@ -35,8 +36,8 @@ func fullRequest() session.Request {
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"a.com", "*.b.com:443"}},
 		Env:        map[string]string{"A": "1", "B": ""},
 		Credentials: []session.Credential{{
-			ID: "c1", Name: "KEY", Secret: "s3cret-value", AllowedHosts: []string{"a.com"},
-			Locations: []session.Location{session.LocationHeaders, session.LocationBody},
+			ID: "c1", Name: "KEY", Secret: gatewire.NewSecret("s3cret-value"), AllowedHosts: []string{"a.com"},
+			Locations: []gatewire.Location{gatewire.LocationHeaders, gatewire.LocationBody},
 		}},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/session"
 	"github.com/stretchr/testify/require"
 )
@@ -45,7 +46,7 @@ func TestSQLiteReopen(t *testing.T) {
 	s, err := Open(ctx, "sqlite://"+path, testKey)
 	require.NoError(t, err)
 	rec := session.Session{ID: domain.NewID("ses"), Credentials: []session.Credential{{
-		ID: "c", Name: "N", Secret: "v-secret", AllowedHosts: []string{"h.example"}, Locations: []session.Location{session.LocationHeaders},
+		ID: "c", Name: "N", Secret: gatewire.NewSecret("v-secret"), AllowedHosts: []string{"h.example"}, Locations: []gatewire.Location{gatewire.LocationHeaders},
 	}}}
 	tok := s.Generate()
 	require.NoError(t, s.PutSession(ctx, rec))

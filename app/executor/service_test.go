@@ -60,8 +60,8 @@ func gatedRequest() session.Request {
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"api.github.com"}},
 		Env:        map[string]string{"A": "1"},
 		Credentials: []session.Credential{{
-			ID: "cred_gh", Name: "GITHUB_TOKEN", Secret: secret, AllowedHosts: []string{"api.github.com"},
-			Locations: []session.Location{session.LocationHeaders},
+			ID: "cred_gh", Name: "GITHUB_TOKEN", Secret: gatewire.NewSecret(secret), AllowedHosts: []string{"api.github.com"},
+			Locations: []gatewire.Location{gatewire.LocationHeaders},
 		}},
 	}
 }
@@ -86,7 +86,7 @@ func TestProvisionGated(t *testing.T) {
 
 	rec, err := e.store.GetSession(ctx, sid)
 	require.NoError(t, err)
-	require.Equal(t, session.Secret(secret), rec.Credentials[0].Secret)
+	require.Equal(t, gatewire.NewSecret(secret), rec.Credentials[0].Secret)
 	require.Equal(t, limited, rec.Networking)
 
 	got, err := e.svc.Get(ctx, sid)

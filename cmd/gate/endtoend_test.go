@@ -22,6 +22,7 @@ import (
 
 	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/adapters/tokenstore"
+	"github.com/sandgate/sandgate/app/gate"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
 	"github.com/sandgate/sandgate/core/gatewire"
@@ -74,8 +75,8 @@ func TestGateEndToEnd(t *testing.T) {
 		ID:         sid,
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{strings.TrimPrefix(origin.URL, "http://")}},
 		Credentials: []session.Credential{{
-			ID: "cred1", Name: "API_KEY", Secret: testSecretValue,
-			AllowedHosts: []string{originHost}, Locations: []session.Location{session.LocationHeaders},
+			ID: "cred1", Name: "API_KEY", Secret: gatewire.NewSecret(testSecretValue),
+			AllowedHosts: []string{originHost}, Locations: []gatewire.Location{gatewire.LocationHeaders},
 		}},
 	}))
 	token := store.Generate()
@@ -87,14 +88,14 @@ func TestGateEndToEnd(t *testing.T) {
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
 	s := gatewire.Env{ControlPlane: cp.URL, Token: token, SessionID: sid, UID: 64250, GID: 64250,
 		FetchInterval: 20 * time.Millisecond, CAFile: caFile}
-	d := realDeps(log)
+	d := realDeps(s, log)
 	sys := loopbackSystem{addr: make(chan string, 1)}
-	d.sys = sys
+	d.System = sys
 	ready := make(chan struct{})
-	d.ready = func() { close(ready) }
+	d.Ready = func() { close(ready) }
 	gctx, stop := context.WithCancel(ctx)
 	served := make(chan error, 1)
-	go func() { served <- serve(gctx, s, d) }()
+	go func() { served <- gate.Serve(gctx, s, d) }()
 	t.Cleanup(func() {
 		stop()
 		select {
@@ -115,7 +116,7 @@ func TestGateEndToEnd(t *testing.T) {
 	case err := <-served:
 		require.FailNow(t, "the gate stopped", "err: %v", err)
 	case <-time.After(10 * time.Second):
-		require.FailNow(t, "the gate never became ready", "logs: %s", logs.String())
+		require.FailNow(t, "the gate never became ready", "logs: %s", logs())
 	}
 	health := func() int {
 		return healthcheck(ctx, getenv(map[string]string{"GATE_ADDR": addr, "GATE_CA_FILE": caFile}), io.Discard)
@@ -159,5 +160,5 @@ func TestGateEndToEnd(t *testing.T) {
 		require.FailNow(t, "the gate exited after revocation", "err: %v", err)
 	default:
 	}
-	require.Contains(t, logs.String(), "gate token revoked")
+	require.Contains(t, logs(), "gate token revoked")
 }

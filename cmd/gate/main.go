@@ -14,8 +14,9 @@
 //	                   then runs with GATE_FIREWALL=preinstalled)
 //	gate version       print the version
 //
-// main stays small: the startup order is in startup.go, the config loop in
-// configloop.go, the environment in env.go.
+// main stays small: the run logic (the startup order, the config and report
+// loops) is app/gate's; here are the wiring (wire.go), the environment
+// (env.go), the privilege drop and the healthcheck.
 package main
 
 import (
@@ -28,6 +29,7 @@ import (
 
 	"go.opentelemetry.io/otel"
 
+	"github.com/sandgate/sandgate/app/gate"
 	"github.com/sandgate/sandgate/cmd/internal/versioncmd"
 	"github.com/sandgate/sandgate/core/gatewire"
 )
@@ -73,7 +75,7 @@ func runGate(getenv func(string) string, stderr io.Writer) int {
 	}))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	if err := serve(ctx, s, realDeps(log)); err != nil {
+	if err := gate.Serve(ctx, s, realDeps(s, log)); err != nil {
 		log.Error("gate failed", "err", err)
 		return 1
 	}

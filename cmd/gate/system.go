@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/sandgate/sandgate/ports"
 )
 
 // resolveTimeout bounds the resolution of the control plane's host.
@@ -24,7 +26,7 @@ type osSystem struct {
 	interfaceAddrs func() ([]net.Addr, error)
 }
 
-var _ system = osSystem{}
+var _ ports.GateSystem = osSystem{}
 
 func (s osSystem) InstallFirewall(uid uint32) error { return s.firewall(uid) }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"reflect"
 )
 
 // redacted is what every printing path shows instead of a secret's value.
@@ -50,11 +51,14 @@ func (s Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
 // of the gate config, the one place the value must travel.
 func (s Secret) MarshalJSON() ([]byte, error) { return json.Marshal(s.value) }
 
-// UnmarshalJSON reads a JSON string. Its errors never quote the input.
+// UnmarshalJSON reads a JSON string. Anything else is a type error that
+// never quotes the input; encoding/json adds the field it is in, so both
+// readers of a secret (the gate's Parse, the executor API's request) name it
+// their way.
 func (s *Secret) UnmarshalJSON(b []byte) error {
 	var v string
 	if err := json.Unmarshal(b, &v); err != nil {
-		return fmt.Errorf("%w: secret must be a JSON string", ErrInvalid)
+		return &json.UnmarshalTypeError{Value: "non-string", Type: reflect.TypeFor[string]()}
 	}
 	s.value = v
 	return nil

@@ -2,6 +2,7 @@ package gatewire
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"testing"
@@ -45,4 +46,22 @@ func TestSecretNeverLogs(t *testing.T) {
 		require.Contains(t, buf.String(), "cred-1")
 		require.Contains(t, buf.String(), redacted)
 	}
+}
+
+// TestSecretTypeError: a secret that is not a JSON string is a type error
+// naming the field, never the value, for both of its readers (the gate's
+// Parse and the executor API's request body).
+func TestSecretTypeError(t *testing.T) {
+	t.Parallel()
+	var v struct {
+		Secret Secret `json:"secret"`
+	}
+	err := json.Unmarshal([]byte(`{"secret":12345678}`), &v)
+	var typ *json.UnmarshalTypeError
+	require.ErrorAs(t, err, &typ)
+	require.Equal(t, "secret", typ.Field)
+	require.NotContains(t, err.Error(), "12345678")
+	_, err = Parse([]byte(`{"credentials":[{"secret":{"k":"12345678"}}]}`))
+	require.ErrorIs(t, err, ErrInvalid)
+	require.EqualError(t, err, "invalid gate config: field credentials.secret: wrong JSON type")
 }

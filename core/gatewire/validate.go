@@ -108,22 +108,37 @@ func (cr Credential) validate() error {
 		return &fieldError{"id", fmt.Sprintf("%.64q: want 1 to %d characters of [A-Za-z0-9._-]", cr.ID, maxIDLen)}
 	case !validPlaceholder(cr.Placeholder):
 		return &fieldError{"placeholder", fmt.Sprintf("%.64q: want %q and %d to %d characters of [a-z0-9]", cr.Placeholder, PlaceholderPrefix, minPlaceholderBody, maxPlaceholderBody)}
-	case cr.Secret.Len() < MinSecretBytes || cr.Secret.Len() > MaxSecretBytes:
-		return &fieldError{"secret", fmt.Sprintf("%d bytes, want %d to %d", cr.Secret.Len(), MinSecretBytes, MaxSecretBytes)}
-	case strings.Contains(cr.Secret.Reveal(), PlaceholderPrefix):
+	}
+	return ValidateBinding(cr.Secret, cr.AllowedHosts, cr.Locations)
+}
+
+// ValidateBinding checks what binds a secret to where it may go, the part
+// of a credential that the gate config and the session record the control
+// plane stores (core/session) share: a secret of MinSecretBytes to
+// MaxSecretBytes that holds no placeholder, 1 to MaxCredentialHosts
+// well-formed hosts, and at least one location, each known and given once.
+// The control plane checks it when it stores a record, so that it never
+// accepts a session whose gate would refuse its config and never become
+// ready. The error starts with the field ("secret: …") for the caller to
+// prefix "credentials[i]."; it never quotes the secret.
+func ValidateBinding(secret Secret, allowedHosts []string, locations []Location) error {
+	switch {
+	case secret.Len() < MinSecretBytes || secret.Len() > MaxSecretBytes:
+		return &fieldError{"secret", fmt.Sprintf("%d bytes, want %d to %d", secret.Len(), MinSecretBytes, MaxSecretBytes)}
+	case strings.Contains(secret.Reveal(), PlaceholderPrefix):
 		// A secret that contained a placeholder could smuggle one past the
 		// one-pass substitution and confuse echo redaction.
 		return &fieldError{"secret", fmt.Sprintf("must not contain %q", PlaceholderPrefix)}
-	case len(cr.AllowedHosts) == 0 || len(cr.AllowedHosts) > MaxCredentialHosts:
-		return &fieldError{"allowed_hosts", fmt.Sprintf("%d entries, want 1 to %d", len(cr.AllowedHosts), MaxCredentialHosts)}
-	case len(cr.Locations) == 0:
+	case len(allowedHosts) == 0 || len(allowedHosts) > MaxCredentialHosts:
+		return &fieldError{"allowed_hosts", fmt.Sprintf("%d entries, want 1 to %d", len(allowedHosts), MaxCredentialHosts)}
+	case len(locations) == 0:
 		return &fieldError{"locations", fmt.Sprintf("empty, want %q and/or %q", LocationHeaders, LocationBody)}
 	}
-	if err := (domain.Networking{Type: domain.NetLimited, AllowedHosts: cr.AllowedHosts}).Validate(); err != nil {
+	if err := (domain.Networking{Type: domain.NetLimited, AllowedHosts: allowedHosts}).Validate(); err != nil {
 		return fmt.Errorf("allowed_hosts%s", strings.TrimPrefix(err.Error(), "networking.allowed_hosts"))
 	}
 	seen := map[Location]bool{}
-	for i, l := range cr.Locations {
+	for i, l := range locations {
 		if l != LocationHeaders && l != LocationBody || seen[l] {
 			return &fieldError{fmt.Sprintf("locations[%d]", i), fmt.Sprintf("%.64q: want %q or %q, each once", l, LocationHeaders, LocationBody)}
 		}

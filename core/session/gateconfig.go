@@ -23,16 +23,12 @@ func ConfigFor(s Session) gatewire.Config {
 	n.AllowedHosts = slices.Clone(n.AllowedHosts)
 	creds := make([]gatewire.Credential, len(s.Credentials))
 	for i, c := range s.Credentials {
-		locs := make([]gatewire.Location, len(c.Locations))
-		for j, l := range c.Locations {
-			locs[j] = gatewire.Location(l)
-		}
 		creds[i] = gatewire.Credential{
 			ID:           c.ID,
 			Placeholder:  egress.Placeholder(s.ID, c.Name),
-			Secret:       gatewire.NewSecret(string(c.Secret)),
+			Secret:       c.Secret,
 			AllowedHosts: slices.Clone(c.AllowedHosts),
-			Locations:    locs,
+			Locations:    slices.Clone(c.Locations),
 		}
 	}
 	return gatewire.Config{Networking: n, Credentials: creds}

@@ -16,14 +16,14 @@ func TestConfigFor(t *testing.T) {
 	t.Parallel()
 	const sid = domain.ID("ses_0123456789abcdefghjkmnpq")
 	gh := Credential{
-		ID: "cred_gh", Name: "GITHUB_TOKEN", Secret: "ghp_secretvalue1",
+		ID: "cred_gh", Name: "GITHUB_TOKEN", Secret: gatewire.NewSecret("ghp_secretvalue1"),
 		AllowedHosts: []string{"api.github.com", "*.githubusercontent.com"},
-		Locations:    []Location{LocationHeaders},
+		Locations:    []gatewire.Location{gatewire.LocationHeaders},
 	}
 	oa := Credential{
-		ID: "cred_oa", Name: "OPENAI_KEY", Secret: "sk-secretvalue2",
+		ID: "cred_oa", Name: "OPENAI_KEY", Secret: gatewire.NewSecret("sk-secretvalue2"),
 		AllowedHosts: []string{"api.openai.com"},
-		Locations:    []Location{LocationHeaders, LocationBody},
+		Locations:    []gatewire.Location{gatewire.LocationHeaders, gatewire.LocationBody},
 	}
 	for _, tc := range []struct {
 		name string
@@ -92,8 +92,8 @@ func TestConfigFor(t *testing.T) {
 func TestConfigForPlaceholderIsPinned(t *testing.T) {
 	t.Parallel()
 	s := Session{ID: "ses_abc", Credentials: []Credential{{
-		ID: "c1", Name: "api-key", Secret: "secretvalue",
-		AllowedHosts: []string{"example.com"}, Locations: []Location{LocationBody},
+		ID: "c1", Name: "api-key", Secret: gatewire.NewSecret("secretvalue"),
+		AllowedHosts: []string{"example.com"}, Locations: []gatewire.Location{gatewire.LocationBody},
 	}}}
 	// The same value TestPlaceholder pins: the credential's name, not its
 	// id, feeds the derivation.
@@ -108,8 +108,8 @@ func TestConfigForDoesNotAlias(t *testing.T) {
 		ID:         "ses_abc",
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"a.example"}},
 		Credentials: []Credential{{
-			ID: "c1", Name: "n", Secret: "secretvalue",
-			AllowedHosts: []string{"b.example"}, Locations: []Location{LocationHeaders},
+			ID: "c1", Name: "n", Secret: gatewire.NewSecret("secretvalue"),
+			AllowedHosts: []string{"b.example"}, Locations: []gatewire.Location{gatewire.LocationHeaders},
 		}},
 	}
 	got := ConfigFor(s)
@@ -122,10 +122,29 @@ func TestConfigForDoesNotAlias(t *testing.T) {
 func TestConfigForSecretRedacted(t *testing.T) {
 	t.Parallel()
 	s := Session{ID: "ses_abc", Credentials: []Credential{{
-		ID: "c1", Name: "n", Secret: "topsecretvalue",
-		AllowedHosts: []string{"example.com"}, Locations: []Location{LocationHeaders},
+		ID: "c1", Name: "n", Secret: gatewire.NewSecret("topsecretvalue"),
+		AllowedHosts: []string{"example.com"}, Locations: []gatewire.Location{gatewire.LocationHeaders},
 	}}}
 	got := ConfigFor(s)
 	require.Equal(t, "topsecretvalue", got.Credentials[0].Secret.Reveal())
 	require.NotContains(t, fmt.Sprintf("%v %+v %#v", got, got, got), "topsecretvalue")
+}
+
+// TestConfigForJSONIsPinned: the document a gate fetches, byte for byte.
+func TestConfigForJSONIsPinned(t *testing.T) {
+	t.Parallel()
+	s := Session{
+		ID:         "ses_pinned",
+		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"a.example", "*.b.example:443"}},
+		Credentials: []Credential{{
+			ID: "cred_1", Name: "API_KEY", Secret: gatewire.NewSecret("secretvalue1"),
+			AllowedHosts: []string{"a.example", "*.b.example"}, Locations: []gatewire.Location{gatewire.LocationBody, gatewire.LocationHeaders},
+		}},
+	}
+	b, err := json.Marshal(ConfigFor(s))
+	require.NoError(t, err)
+	//nolint:testifylint // byte for byte, not JSONEq: the document is pinned
+	require.Equal(t, `{"networking":{"type":"limited","allowed_hosts":["a.example","*.b.example:443"]},"credentials":[`+
+		`{"id":"cred_1","placeholder":"sgph_u3adihmpvmbmr2jtglxqxxbjdy","secret":"secretvalue1",`+
+		`"allowed_hosts":["a.example","*.b.example"],"locations":["body","headers"]}]}`, string(b))
 }

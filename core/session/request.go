@@ -8,6 +8,7 @@ import (
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
 )
 
@@ -54,7 +55,7 @@ func (r Request) Session(sid domain.ID) Session {
 	s := Session{ID: sid, Networking: copyNetworking(r.Networking.Normalize())}
 	for _, c := range r.Credentials {
 		c.AllowedHosts = append([]string(nil), c.AllowedHosts...)
-		c.Locations = append([]Location(nil), c.Locations...)
+		c.Locations = append([]gatewire.Location(nil), c.Locations...)
 		s.Credentials = append(s.Credentials, c)
 	}
 	return s

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // TestValidateAllowedHosts: host:port entries are accepted end to end, and
@@ -16,7 +17,7 @@ func TestValidateAllowedHosts(t *testing.T) {
 	req := func(hosts, credHosts []string) Request {
 		return Request{
 			Networking:  domain.Networking{Type: domain.NetLimited, AllowedHosts: hosts},
-			Credentials: []Credential{{ID: "c", Name: "KEY", Secret: "s3cret-value", AllowedHosts: credHosts, Locations: []Location{LocationHeaders}}},
+			Credentials: []Credential{{ID: "c", Name: "KEY", Secret: gatewire.NewSecret("s3cret-value"), AllowedHosts: credHosts, Locations: []gatewire.Location{gatewire.LocationHeaders}}},
 		}
 	}
 	ok := []string{"api.example.com", "api.example.com:8443", "*.example.com:*", "10.0.0.0/8:5432", "[fd00::/8]:443", "172.17.0.2:8080"}

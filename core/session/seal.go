@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // KeyLen is the size of the secrets key: AES-256.
@@ -65,30 +66,30 @@ func ParseKey(s string) ([]byte, error) {
 
 // Seal encrypts secret for one row and returns printable text: the version,
 // then base64 of nonce and ciphertext.
-func (s *Sealer) Seal(sid domain.ID, credentialID string, secret Secret) string {
-	nonce := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+len(secret)+s.aead.Overhead())
+func (s *Sealer) Seal(sid domain.ID, credentialID string, secret gatewire.Secret) string {
+	nonce := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+secret.Len()+s.aead.Overhead())
 	_, _ = rand.Read(nonce) // never fails (crypto/rand: it crashes the program instead)
-	out := s.aead.Seal(nonce, nonce, []byte(secret), additionalData(sid, credentialID))
+	out := s.aead.Seal(nonce, nonce, []byte(secret.Reveal()), additionalData(sid, credentialID))
 	return sealVersion + base64.StdEncoding.EncodeToString(out)
 }
 
 // Open decrypts what Seal returned for the same session and credential. Any
 // failure wraps ErrDecrypt and names the row, never the content.
-func (s *Sealer) Open(sid domain.ID, credentialID, sealed string) (Secret, error) {
+func (s *Sealer) Open(sid domain.ID, credentialID, sealed string) (gatewire.Secret, error) {
 	body, ok := strings.CutPrefix(sealed, sealVersion)
 	if !ok {
-		return "", fmt.Errorf("%w: session %s credential %.64q: unknown format", ErrDecrypt, sid, credentialID)
+		return gatewire.Secret{}, fmt.Errorf("%w: session %s credential %.64q: unknown format", ErrDecrypt, sid, credentialID)
 	}
 	raw, err := base64.StdEncoding.DecodeString(body)
 	if err != nil || len(raw) < s.aead.NonceSize()+s.aead.Overhead() {
-		return "", fmt.Errorf("%w: session %s credential %.64q: malformed ciphertext", ErrDecrypt, sid, credentialID)
+		return gatewire.Secret{}, fmt.Errorf("%w: session %s credential %.64q: malformed ciphertext", ErrDecrypt, sid, credentialID)
 	}
 	n := s.aead.NonceSize()
 	plain, err := s.aead.Open(nil, raw[:n], raw[n:], additionalData(sid, credentialID))
 	if err != nil {
-		return "", fmt.Errorf("%w: session %s credential %.64q: authentication failed (wrong key or moved ciphertext)", ErrDecrypt, sid, credentialID)
+		return gatewire.Secret{}, fmt.Errorf("%w: session %s credential %.64q: authentication failed (wrong key or moved ciphertext)", ErrDecrypt, sid, credentialID)
 	}
-	return Secret(plain), nil
+	return gatewire.NewSecret(string(plain)), nil
 }
 
 // additionalData binds a ciphertext to its row. The lengths make the

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/stretchr/testify/require"
 )
 
@@ -45,11 +46,11 @@ func TestSealRoundTrip(t *testing.T) {
 	t.Parallel()
 	s, err := NewSealer(testKey(1))
 	require.NoError(t, err)
-	const secret = Secret("s3cr3t value")
+	secret := gatewire.NewSecret("s3cr3t value")
 	a := s.Seal(testSID, "cred_1", secret)
 	b := s.Seal(testSID, "cred_1", secret)
 	require.NotEqual(t, a, b, "a random nonce per value")
-	require.NotContains(t, a, string(secret))
+	require.NotContains(t, a, secret.Reveal())
 	require.True(t, strings.HasPrefix(a, "v1:"))
 	got, err := s.Open(testSID, "cred_1", a)
 	require.NoError(t, err)
@@ -62,7 +63,7 @@ func TestOpenRefuses(t *testing.T) {
 	require.NoError(t, err)
 	other, err := NewSealer(testKey(2))
 	require.NoError(t, err)
-	sealed := s.Seal(testSID, "cred_1", "secret")
+	sealed := s.Seal(testSID, "cred_1", gatewire.NewSecret("secret"))
 	raw, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(sealed, "v1:"))
 	require.NoError(t, err)
 	raw[len(raw)-1] ^= 1

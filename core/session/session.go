@@ -13,7 +13,6 @@ package session
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/sandgate/sandgate/core/domain"
@@ -29,43 +28,11 @@ var (
 	ErrInvalid = errors.New("invalid session record")
 )
 
-// Location is where in a request the gate may substitute a credential's
-// placeholder.
-type Location string
-
-const (
-	// LocationHeaders enables substitution in request header values.
-	LocationHeaders Location = "headers"
-	// LocationBody enables substitution in the request body.
-	LocationBody Location = "body"
-)
-
-// Limits keep one record bounded: every record is copied into each gate
-// config fetch.
-const (
-	// MaxCredentials bounds the credentials of one session.
-	MaxCredentials = 256
-	// MinSecretBytes and MaxSecretBytes bound one secret: the gate refuses a
-	// config outside gatewire's bounds, so the store refuses it first
-	// rather than accept a session whose gate could never become ready.
-	MinSecretBytes = gatewire.MinSecretBytes
-	MaxSecretBytes = gatewire.MaxSecretBytes
-	// maxNameLen bounds a credential id and name.
-	maxNameLen = 256
-	// maxCredentialHosts bounds one credential's host list.
-	maxCredentialHosts = 256
-)
-
-// Secret is a credential's value. Its String and GoString methods redact it,
-// so a Session printed with %v or %#v by accident never shows it; the value
-// is read with an explicit string(s).
-type Secret string
-
-// String returns a fixed redaction, never the secret.
-func (Secret) String() string { return "[redacted]" }
-
-// GoString returns a fixed redaction, never the secret.
-func (Secret) GoString() string { return `session.Secret("[redacted]")` }
+// maxNameLen bounds a credential id and name. The other bounds of a record
+// are the gate config's (gatewire.MaxCredentials, ValidateBinding): every
+// record is copied into each config fetch, and the gate refuses a config
+// outside them.
+const maxNameLen = 256
 
 // Credential is one secret bound to the hosts it may be sent to.
 type Credential struct {
@@ -77,13 +44,13 @@ type Credential struct {
 	// the session.
 	Name string
 	// Secret is the value the gate substitutes for the placeholder. It is
-	// stored only sealed (AES-GCM).
-	Secret Secret
+	// stored only sealed (AES-GCM); every printing path redacts it.
+	Secret gatewire.Secret
 	// AllowedHosts are the hosts the secret may reach, in the syntax of
 	// domain.Networking.AllowedHosts. At least one.
 	AllowedHosts []string
 	// Locations are where the placeholder is substituted. At least one.
-	Locations []Location
+	Locations []gatewire.Location
 }
 
 // Session is a session's stored egress policy and credentials.
@@ -103,10 +70,11 @@ type Session struct {
 }
 
 // Validate checks the record before it is stored: a valid session id and
-// networking policy, and credentials with non-empty unique ids and names, a
-// non-empty bounded secret, well-formed hosts and known locations. The error
-// wraps ErrInvalid (or domain.ErrInvalidID) and names the field; it never
-// contains a secret.
+// networking policy, and credentials with non-empty unique ids and names
+// and what gatewire.ValidateBinding checks (a bounded secret, well-formed
+// hosts, known locations), so that its gate takes the config it maps to.
+// The error wraps ErrInvalid (or domain.ErrInvalidID) and names the field;
+// it never contains a secret.
 func (s Session) Validate() error {
 	if err := domain.ValidateSessionID(s.ID); err != nil {
 		return err
@@ -114,8 +82,8 @@ func (s Session) Validate() error {
 	if err := s.Networking.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	if len(s.Credentials) > MaxCredentials {
-		return fmt.Errorf("%w: credentials: %d entries, at most %d", ErrInvalid, len(s.Credentials), MaxCredentials)
+	if len(s.Credentials) > gatewire.MaxCredentials {
+		return fmt.Errorf("%w: credentials: %d entries, at most %d", ErrInvalid, len(s.Credentials), gatewire.MaxCredentials)
 	}
 	ids := make(map[string]bool, len(s.Credentials))
 	names := make(map[string]bool, len(s.Credentials))
@@ -143,35 +111,7 @@ func (c Credential) validate() error {
 	if err := validName(c.Name); err != nil {
 		return fmt.Errorf("name %w", err)
 	}
-	if len(c.Secret) < MinSecretBytes || len(c.Secret) > MaxSecretBytes {
-		return fmt.Errorf("secret: must be %d to %d bytes, got %d", MinSecretBytes, MaxSecretBytes, len(c.Secret))
-	}
-	if strings.Contains(string(c.Secret), gatewire.PlaceholderPrefix) {
-		// It could smuggle a placeholder past the gate's one-pass
-		// substitution; the gate refuses such a config too.
-		return fmt.Errorf("secret: must not contain %q", gatewire.PlaceholderPrefix)
-	}
-	if len(c.AllowedHosts) == 0 || len(c.AllowedHosts) > maxCredentialHosts {
-		return fmt.Errorf("allowed_hosts: must hold 1 to %d hosts, got %d", maxCredentialHosts, len(c.AllowedHosts))
-	}
-	hosts := domain.Networking{Type: domain.NetLimited, AllowedHosts: c.AllowedHosts}
-	if err := hosts.Validate(); err != nil {
-		return fmt.Errorf("allowed_hosts: %w", err)
-	}
-	if len(c.Locations) == 0 {
-		return errors.New("locations: must name at least one of headers, body")
-	}
-	seen := map[Location]bool{}
-	for i, l := range c.Locations {
-		if l != LocationHeaders && l != LocationBody {
-			return fmt.Errorf("locations[%d] %.64q: must be %q or %q", i, l, LocationHeaders, LocationBody)
-		}
-		if seen[l] {
-			return fmt.Errorf("locations[%d] %q: duplicate", i, l)
-		}
-		seen[l] = true
-	}
-	return nil
+	return gatewire.ValidateBinding(c.Secret, c.AllowedHosts, c.Locations)
 }
 
 // validName accepts 1..256 printable ASCII characters: ids and names reach

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
 )
 
@@ -24,9 +25,9 @@ var defaults = Defaults{
 
 func cred(name string) Credential {
 	return Credential{
-		ID: "cred_" + strings.ToLower(name), Name: name, Secret: secret,
+		ID: "cred_" + strings.ToLower(name), Name: name, Secret: gatewire.NewSecret(secret),
 		AllowedHosts: []string{"api.github.com"},
-		Locations:    []Location{LocationHeaders},
+		Locations:    []gatewire.Location{gatewire.LocationHeaders},
 	}
 }
 
@@ -110,8 +111,8 @@ func TestBuildSpecRecord(t *testing.T) {
 	require.Equal(t, Session{
 		ID: sid, Networking: limited("example.com"),
 		Credentials: []Credential{{
-			ID: "cred_github_token", Name: "GITHUB_TOKEN", Secret: secret,
-			AllowedHosts: []string{"api.github.com"}, Locations: []Location{LocationHeaders},
+			ID: "cred_github_token", Name: "GITHUB_TOKEN", Secret: gatewire.NewSecret(secret),
+			AllowedHosts: []string{"api.github.com"}, Locations: []gatewire.Location{gatewire.LocationHeaders},
 		}},
 		Image: "debian:bookworm", Workdir: sandbox.DefaultWorkdir,
 	}, rec, "the record carries the resolved image and workdir")
@@ -156,7 +157,7 @@ func TestBuildSpecRefuses(t *testing.T) {
 		{"credential name a gate variable", sid, Request{Credentials: []Credential{cred("CURL_CA_BUNDLE")}}, defaults, ErrInvalidRequest, `credentials[0].name "CURL_CA_BUNDLE": is reserved`},
 		{"duplicate credential names", sid, Request{Credentials: []Credential{cred("A"), func() Credential { c := cred("A"); c.ID = "other"; return c }()}}, defaults, ErrInvalidRequest, `credentials[1].name "A": duplicate`},
 		{"credential without hosts", sid, Request{Credentials: []Credential{func() Credential { c := cred("A"); c.AllowedHosts = nil; return c }()}}, defaults, ErrInvalidRequest, "credentials[0].allowed_hosts"},
-		{"short secret", sid, Request{Credentials: []Credential{func() Credential { c := cred("A"); c.Secret = "x"; return c }()}}, defaults, ErrInvalidRequest, "credentials[0].secret"},
+		{"short secret", sid, Request{Credentials: []Credential{func() Credential { c := cred("A"); c.Secret = gatewire.NewSecret("x"); return c }()}}, defaults, ErrInvalidRequest, "credentials[0].secret"},
 		{"credentials without a gate image", sid, Request{Networking: limited("a.com"), Credentials: []Credential{cred("A")}}, Defaults{Image: "debian:bookworm"}, ErrGateUnavailable, "credentials: a session with credentials needs an egress gate"},
 		{"unrestricted credentials without a gate image", sid, Request{Credentials: []Credential{cred("A")}}, Defaults{Image: "debian:bookworm"}, ErrGateUnavailable, "needs an egress gate"},
 		{"gate without a control plane URL", sid, Request{Networking: limited("a.com")}, Defaults{Image: "i", GateImage: "g"}, ErrInvalidRequest, "gate.controlplane_url"},

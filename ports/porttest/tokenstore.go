@@ -204,11 +204,11 @@ func tsBadInput(t *testing.T, h TokenStoreHarness) {
 	}
 	tsUnauthorized(t, h.Store, tok)
 	rec := tsSession(good)
-	rec.Credentials[0].Locations = []session.Location{"query"}
+	rec.Credentials[0].Locations = []gatewire.Location{"query"}
 	err := h.Store.PutSession(ctx, rec)
 	require.ErrorIs(t, err, session.ErrInvalid)
 	require.ErrorContains(t, err, "credentials[0].locations[0]")
-	require.NotContains(t, err.Error(), string(rec.Credentials[0].Secret))
+	require.NotContains(t, err.Error(), rec.Credentials[0].Secret.Reveal())
 	_, err = h.Store.GetSession(ctx, good)
 	require.ErrorIs(t, err, session.ErrNotFound, "an invalid record stores nothing")
 }
@@ -221,12 +221,12 @@ func tsSession(sid domain.ID) session.Session {
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"api.example.com", "*.example.org", "10.0.0.0/8"}},
 		Credentials: []session.Credential{
 			{
-				ID: "cred_gh", Name: "GITHUB_TOKEN", Secret: session.Secret("ghp_" + gatewire.NewToken()),
-				AllowedHosts: []string{"api.github.com"}, Locations: []session.Location{session.LocationHeaders},
+				ID: "cred_gh", Name: "GITHUB_TOKEN", Secret: gatewire.NewSecret("ghp_" + gatewire.NewToken()),
+				AllowedHosts: []string{"api.github.com"}, Locations: []gatewire.Location{gatewire.LocationHeaders},
 			},
 			{
-				ID: "cred_ai", Name: "OPENAI_API_KEY", Secret: session.Secret("sk-" + gatewire.NewToken() + " with 'quotes' and ünïcode"),
-				AllowedHosts: []string{"api.openai.com", "*.openai.com"}, Locations: []session.Location{session.LocationBody, session.LocationHeaders},
+				ID: "cred_ai", Name: "OPENAI_API_KEY", Secret: gatewire.NewSecret("sk-" + gatewire.NewToken() + " with 'quotes' and ünïcode"),
+				AllowedHosts: []string{"api.openai.com", "*.openai.com"}, Locations: []gatewire.Location{gatewire.LocationBody, gatewire.LocationHeaders},
 			},
 		},
 		Image: "registry.example/agent:1.2", Workdir: "/srv/work",
@@ -246,7 +246,7 @@ func tsSessionRoundTrip(t *testing.T, h TokenStoreHarness) {
 	// A put replaces the record whole: fewer credentials, another policy.
 	rec.Networking = domain.Networking{Type: domain.NetUnrestricted}
 	rec.Credentials = rec.Credentials[1:]
-	rec.Credentials[0].Secret = "rotated secret"
+	rec.Credentials[0].Secret = gatewire.NewSecret("rotated secret")
 	rec.Image, rec.Workdir, rec.LastActive = "debian:bookworm", "/workspace", rec.LastActive.Add(time.Second)
 	require.NoError(t, h.Store.PutSession(ctx, rec))
 	got, err = h.Store.GetSession(ctx, rec.ID)
@@ -267,7 +267,7 @@ func tsSecretsNotStored(t *testing.T, h TokenStoreHarness) {
 	require.True(t, bytes.Contains(dump, []byte(rec.ID)), "the dump must show the stored record")
 	require.True(t, bytes.Contains(dump, []byte("OPENAI_API_KEY")), "the dump must show the stored record")
 	for _, c := range rec.Credentials {
-		secret := string(c.Secret)
+		secret := c.Secret.Reveal()
 		require.False(t, bytes.Contains(dump, []byte(secret[:20])), "secret of %s stored in clear", c.ID)
 	}
 }
@@ -280,7 +280,7 @@ func tsMovedCiphertext(t *testing.T, h TokenStoreHarness) {
 	h.CopySecret(t, from.ID, to.ID, "cred_gh")
 	_, err := h.Store.GetSession(ctx, to.ID)
 	require.ErrorIs(t, err, session.ErrDecrypt)
-	require.NotContains(t, err.Error(), string(from.Credentials[0].Secret))
+	require.NotContains(t, err.Error(), from.Credentials[0].Secret.Reveal())
 	got, err := h.Store.GetSession(ctx, from.ID)
 	require.NoError(t, err)
 	require.Equal(t, from, got)

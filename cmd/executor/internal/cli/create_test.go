@@ -9,6 +9,7 @@ import (
 
 	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/session"
 )
 
@@ -31,10 +32,10 @@ func TestCreateSendsTheRequestAndPrintsTheSession(t *testing.T) {
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"api.example.com", "pypi.org"}},
 		Env:        map[string]string{"A": "1", "B": "x=y"},
 		Credentials: []session.Credential{
-			{ID: "gh", Name: "GH", Secret: "ghp_from_env_secret", AllowedHosts: []string{"api.example.com", "pypi.org"},
-				Locations: []session.Location{session.LocationHeaders, session.LocationBody}},
-			{ID: "oa", Name: "OA", Secret: "stdin-secret-value", AllowedHosts: []string{"api.example.com"},
-				Locations: []session.Location{session.LocationHeaders}},
+			{ID: "gh", Name: "GH", Secret: gatewire.NewSecret("ghp_from_env_secret"), AllowedHosts: []string{"api.example.com", "pypi.org"},
+				Locations: []gatewire.Location{gatewire.LocationHeaders, gatewire.LocationBody}},
+			{ID: "oa", Name: "OA", Secret: gatewire.NewSecret("stdin-secret-value"), AllowedHosts: []string{"api.example.com"},
+				Locations: []gatewire.Location{gatewire.LocationHeaders}},
 		},
 	}, h.svc.state().req)
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/session"
 )
 
@@ -26,7 +27,7 @@ func parseCredentials(specs []string, s *Streams) ([]session.Credential, error) 
 		}
 		cr := session.Credential{ID: kv.one("id"), Name: kv.one("name"), AllowedHosts: kv["hosts"]}
 		for _, l := range kv["locations"] {
-			cr.Locations = append(cr.Locations, session.Location(l))
+			cr.Locations = append(cr.Locations, gatewire.Location(l))
 		}
 		switch env, fromStdin := kv.one("secret-env"), kv.has("secret-stdin"); {
 		case env != "" && fromStdin:
@@ -36,7 +37,7 @@ func parseCredentials(specs []string, s *Streams) ([]session.Credential, error) 
 			if v == "" {
 				return nil, usagef("--credential #%d: secret-env=%s: the variable is unset or empty", i+1, clip(env))
 			}
-			cr.Secret = session.Secret(v)
+			cr.Secret = gatewire.NewSecret(v)
 		case fromStdin:
 			if stdinUsed {
 				return nil, usagef("--credential #%d: only one credential can read its secret from stdin", i+1)
@@ -55,22 +56,22 @@ func parseCredentials(specs []string, s *Streams) ([]session.Credential, error) 
 
 // readSecret reads a secret from stdin, without the one trailing newline
 // `echo` or a here-string adds.
-func readSecret(r io.Reader) (session.Secret, error) {
+func readSecret(r io.Reader) (gatewire.Secret, error) {
 	if r == nil {
-		return "", fmt.Errorf("no stdin")
+		return gatewire.Secret{}, fmt.Errorf("no stdin")
 	}
 	b, err := io.ReadAll(io.LimitReader(r, maxSecretBytes+1))
 	if err != nil {
-		return "", fmt.Errorf("reading stdin: %w", err)
+		return gatewire.Secret{}, fmt.Errorf("reading stdin: %w", err)
 	}
 	if len(b) > maxSecretBytes {
-		return "", fmt.Errorf("longer than %d bytes", maxSecretBytes)
+		return gatewire.Secret{}, fmt.Errorf("longer than %d bytes", maxSecretBytes)
 	}
 	v := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
 	if v == "" {
-		return "", fmt.Errorf("stdin is empty")
+		return gatewire.Secret{}, fmt.Errorf("stdin is empty")
 	}
-	return session.Secret(v), nil
+	return gatewire.NewSecret(v), nil
 }
 
 // specKeys are the keys of a --credential; the list-valued ones take the

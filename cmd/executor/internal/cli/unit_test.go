@@ -59,7 +59,7 @@ func TestReadSecret(t *testing.T) {
 			continue
 		}
 		require.NoError(t, err)
-		require.Equal(t, tc.want, string(got))
+		require.Equal(t, tc.want, got.Reveal())
 	}
 	_, err := readSecret(nil)
 	require.EqualError(t, err, "no stdin")

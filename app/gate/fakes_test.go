@@ -1,4 +1,4 @@
-package main
+package gate
 
 import (
 	"bytes"
@@ -22,11 +22,6 @@ var (
 	testToken = gatewire.NewToken()
 	testSID   = domain.NewID("ses")
 )
-
-// getenv reads a test environment.
-func getenv(m map[string]string) func(string) string {
-	return func(k string) string { return m[k] }
-}
 
 // testSecretValue must never appear in a log.
 const testSecretValue = "s3cr3t-value-never-logged"
@@ -102,7 +97,7 @@ func (f *fakeSystem) Listen(netip.AddrPort) (net.Listener, error) {
 // "CA", Revoke refuses later configs, Serve blocks until Shutdown.
 type fakeProxy struct {
 	rec      *recorder
-	opts     proxyOptions
+	opts     ProxyOptions
 	serveErr error // returned by Serve at once when set
 
 	mu      sync.Mutex

@@ -1,4 +1,4 @@
-package main
+package gate
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/adapters/httpapi"
-	"github.com/sandgate/sandgate/core/gatewire"
 )
 
 // answer is one response of the fake control plane.
@@ -26,14 +25,13 @@ type answer struct {
 // controlPlane answers GET /internal/v1/gate/config with a script of
 // answers (the last one repeats) and reports each request's index.
 type controlPlane struct {
-	t       *testing.T
-	srv     *httptest.Server
-	mu      sync.Mutex
-	script  []answer
-	n       int
-	auth    []string
-	served  chan int
-	elsewhe int
+	t      *testing.T
+	srv    *httptest.Server
+	mu     sync.Mutex
+	script []answer
+	n      int
+	auth   []string
+	served chan int
 }
 
 func newControlPlane(t *testing.T, script ...answer) *controlPlane {
@@ -47,18 +45,9 @@ func newControlPlane(t *testing.T, script ...answer) *controlPlane {
 		n := cp.n
 		cp.auth = append(cp.auth, r.Header.Get("Authorization"))
 		cp.mu.Unlock()
-		if a.status == http.StatusFound {
-			http.Redirect(w, r, "/elsewhere", http.StatusFound)
-		} else {
-			w.WriteHeader(a.status)
-			_, _ = w.Write(a.body)
-		}
+		w.WriteHeader(a.status)
+		_, _ = w.Write(a.body)
 		cp.served <- n
-	})
-	mux.HandleFunc("/", func(http.ResponseWriter, *http.Request) {
-		cp.mu.Lock()
-		defer cp.mu.Unlock()
-		cp.elsewhe++
 	})
 	cp.srv = httptest.NewServer(mux)
 	t.Cleanup(cp.srv.Close)
@@ -275,54 +264,4 @@ func TestLoopCAFileUnwritable(t *testing.T) {
 	<-done
 	require.False(t, l.isReady)
 	require.Contains(t, logs.String(), "gate not ready")
-}
-
-func TestFetcherRefusals(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name string
-		a    answer
-		want outcome
-	}{
-		{"200", answer{200, []byte("{}")}, fetched},
-		{"401", answer{401, nil}, revoked},
-		{"403 is not revocation", answer{403, nil}, failed},
-		{"500", answer{500, nil}, failed},
-		{"redirect not followed", answer{302, nil}, failed},
-		{"body over the limit", answer{200, make([]byte, gatewire.MaxConfigBytes+1)}, failed},
-		{"body at the limit", answer{200, make([]byte, gatewire.MaxConfigBytes)}, fetched},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			cp := newControlPlane(t, tc.a)
-			f := httpapi.NewGateConfigClient(cp.srv.URL+"/internal/v1/gate/config", testToken)
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			body, o, err := f.Fetch(ctx)
-			require.Equal(t, tc.want, o, "err: %v", err)
-			if o == fetched {
-				require.NoError(t, err)
-				require.Equal(t, tc.a.body, body)
-				return
-			}
-			require.Error(t, err)
-			require.NotContains(t, err.Error(), testToken)
-			cp.mu.Lock()
-			defer cp.mu.Unlock()
-			require.Zero(t, cp.elsewhe, "a redirect was followed")
-		})
-	}
-}
-
-func TestFetcherDeadControlPlane(t *testing.T) {
-	t.Parallel()
-	cp := newControlPlane(t, answer{200, nil})
-	url := cp.srv.URL + "/internal/v1/gate/config"
-	cp.srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_, o, err := httpapi.NewGateConfigClient(url, testToken).Fetch(ctx)
-	require.Equal(t, failed, o)
-	require.Error(t, err)
-	require.NotContains(t, err.Error(), testToken)
 }

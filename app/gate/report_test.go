@@ -1,38 +1,35 @@
-package main
+package gate
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/core/gatewire"
+	"github.com/sandgate/sandgate/ports"
 )
 
-// fakeReporter answers with the scripted outcomes in turn (fetched once the
+// fakeReporter answers with the scripted outcomes in turn (GateFetched once the
 // script is used up) and records what it was sent.
 type fakeReporter struct {
 	mu     sync.Mutex
-	script []outcome
+	script []ports.GateOutcome
 	sent   []gatewire.Report
 }
 
-func (f *fakeReporter) Report(_ context.Context, r gatewire.Report) (outcome, error) {
+func (f *fakeReporter) Report(_ context.Context, r gatewire.Report) (ports.GateOutcome, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.sent = append(f.sent, r)
 	if len(f.script) == 0 {
-		return fetched, nil
+		return ports.GateFetched, nil
 	}
 	o := f.script[0]
 	f.script = f.script[1:]
-	if o != fetched {
+	if o != ports.GateFetched {
 		return o, errInjected
 	}
 	return o, nil
@@ -52,7 +49,7 @@ func denied(n int64) gatewire.Report {
 func TestReportLoopFlush(t *testing.T) {
 	t.Parallel()
 	log, _ := testLogger(t)
-	f := &fakeReporter{script: []outcome{failed, fetched, revoked}}
+	f := &fakeReporter{script: []ports.GateOutcome{ports.GateFailed, ports.GateFetched, ports.GateRevoked}}
 	l := &reportLoop{tally: &gatewire.Tally{}, send: f, interval: time.Hour, log: log}
 	ctx := context.Background()
 
@@ -97,65 +94,12 @@ func TestReportLoopRunsEveryInterval(t *testing.T) {
 	require.Equal(t, denied(1), f.reports()[0])
 }
 
-func TestHTTPReporter(t *testing.T) {
-	t.Parallel()
-	var (
-		mu          sync.Mutex
-		status      = http.StatusNoContent
-		got         gatewire.Report
-		auth, route string
-		decodeErr   error
-	)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		defer mu.Unlock()
-		auth = r.Header.Get("Authorization")
-		route = r.Method + " " + r.URL.Path
-		decodeErr = json.NewDecoder(r.Body).Decode(&got)
-		if status == http.StatusFound {
-			w.Header().Set("Location", "http://127.0.0.1:1/elsewhere")
-		}
-		w.WriteHeader(status)
-	}))
-	t.Cleanup(srv.Close)
-	s := gatewire.Env{ControlPlane: srv.URL}
-	h := httpapi.NewGateReportClient(s.ReportURL(), testToken)
-	for _, tt := range []struct {
-		status int
-		want   outcome
-	}{
-		{http.StatusNoContent, fetched}, {http.StatusUnauthorized, revoked},
-		{http.StatusInternalServerError, failed}, {http.StatusFound, failed},
-	} {
-		mu.Lock()
-		status = tt.status
-		mu.Unlock()
-		o, err := h.Report(context.Background(), denied(3))
-		require.Equal(t, tt.want, o, "status %d", tt.status)
-		if tt.want != fetched {
-			require.Error(t, err)
-			require.NotContains(t, err.Error(), testToken)
-		}
-		mu.Lock()
-		require.Equal(t, "POST /internal/v1/gate/report", route)
-		require.NoError(t, decodeErr)
-		require.Equal(t, "Bearer "+testToken, auth)
-		require.Equal(t, denied(3), got)
-		mu.Unlock()
-	}
-	srv.Close()
-	o, err := h.Report(context.Background(), denied(1))
-	require.Equal(t, failed, o)
-	require.Error(t, err)
-	require.NotErrorIs(t, err, context.Canceled)
-}
-
 // TestShutdownReports: what the proxy counted before the gate stops is
 // reported on the way out, after the proxy's shutdown.
 func TestShutdownReports(t *testing.T) {
 	t.Parallel()
 	f := &fakeReporter{}
-	g := startGate(t, "", func(_ *gateRun, d *deps) { d.reporter = f })
+	g := startGate(t, "", func(_ *gateRun, d *Deps) { d.Reporter = f })
 	select {
 	case <-g.ready:
 	case <-time.After(10 * time.Second):

@@ -1,4 +1,4 @@
-package main
+package gate
 
 import (
 	"context"
@@ -18,16 +18,13 @@ import (
 // is never sent, so an idle gate costs nothing.
 const maxReportInterval = 5 * time.Second
 
-// reporter delivers one verdict report.
-type reporter = ports.GateReporter
-
 // reportLoop sends the tally's counts every interval, and once more when
 // the gate stops. A failed report is put back into the tally (it saturates,
 // so memory stays bounded however long the control plane is away); a 401
 // ends reporting, since the token will never be accepted again.
 type reportLoop struct {
 	tally    *gatewire.Tally
-	send     reporter
+	send     ports.GateReporter
 	interval time.Duration
 	log      *slog.Logger
 	revoked  bool
@@ -58,9 +55,9 @@ func (l *reportLoop) flush(ctx context.Context) {
 	}
 	o, err := l.send.Report(ctx, r)
 	switch o {
-	case fetched:
+	case ports.GateFetched:
 		l.log.Debug("verdicts reported", "verdicts", summary(r))
-	case revoked:
+	case ports.GateRevoked:
 		l.revoked = true
 		l.log.Warn("verdict reports stop: the gate token is revoked", "unreported", summary(r))
 	default:

@@ -1,4 +1,4 @@
-package main
+package gate
 
 import (
 	"bytes"
@@ -23,25 +23,13 @@ const (
 	maxRetry   = 5 * time.Second
 )
 
-// outcome classifies one exchange with the control plane.
-type outcome = ports.GateOutcome
-
-const (
-	fetched = ports.GateFetched
-	revoked = ports.GateRevoked
-	failed  = ports.GateFailed
-)
-
-// fetcher fetches the gate config once.
-type fetcher = ports.GateConfigFetcher
-
 // loop keeps the proxy's config fresh (C-GW-1, B-3): the first fetch at
 // once, quick retries until the gate is ready, then one fetch every
 // interval; 401 revokes the proxy and ends the loop (the gate stays alive
 // and unhealthy: exiting would re-run startup in a crash loop).
 type loop struct {
-	fetch    fetcher
-	proxy    egressProxy
+	fetch    ports.GateConfigFetcher
+	proxy    ports.GateProxy
 	caFile   string
 	interval time.Duration
 	log      *slog.Logger
@@ -68,7 +56,7 @@ func (l *loop) run(ctx context.Context) {
 		maxR = maxRetry
 	}
 	for {
-		if l.once(ctx) == revoked {
+		if l.once(ctx) == ports.GateRevoked {
 			return
 		}
 		wait := l.interval
@@ -86,22 +74,22 @@ func (l *loop) run(ctx context.Context) {
 }
 
 // once fetches and applies the config one time.
-func (l *loop) once(ctx context.Context) outcome {
+func (l *loop) once(ctx context.Context) ports.GateOutcome {
 	body, o, err := l.fetch.Fetch(ctx)
 	switch {
 	case ctx.Err() != nil:
-		return failed
-	case o == revoked:
+		return ports.GateFailed
+	case o == ports.GateRevoked:
 		l.proxy.Revoke()
 		l.log.Error("gate token revoked: denying everything and no longer fetching", "err", err)
-		return revoked
-	case o != fetched:
+		return ports.GateRevoked
+	case o != ports.GateFetched:
 		l.log.Warn("gate config fetch failed; keeping the last good config", "err", err, "ready", l.isReady)
-		return failed
+		return ports.GateFailed
 	}
 	sum := sha256.Sum256(body)
 	if l.isReady && sum == l.last {
-		return fetched
+		return ports.GateFetched
 	}
 	cfg, err := gatewire.Parse(body)
 	if err == nil {
@@ -110,18 +98,18 @@ func (l *loop) once(ctx context.Context) outcome {
 	if err != nil {
 		// Parse and Compile errors never quote a secret.
 		l.log.Error("gate config refused; keeping the last good config", "err", err, "ready", l.isReady)
-		return failed
+		return ports.GateFailed
 	}
 	l.last = sum
 	if !l.isReady {
 		if err := l.becomeReady(cfg); err != nil {
 			l.log.Error("gate not ready", "err", err)
-			return failed
+			return ports.GateFailed
 		}
 	} else {
 		l.log.Info("gate config updated", "config", cfg)
 	}
-	return fetched
+	return ports.GateFetched
 }
 
 // becomeReady writes the CA certificate, then says the gate is ready:

@@ -1,4 +1,4 @@
-package main
+package gate
 
 import (
 	"context"
@@ -7,18 +7,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
-
 	"github.com/sandgate/sandgate/core/gatewire"
+	"github.com/sandgate/sandgate/ports"
+	"github.com/stretchr/testify/require"
 )
 
 // fixedFetcher answers every fetch with one config body.
 type fixedFetcher struct{ body []byte }
 
-func (f fixedFetcher) Fetch(context.Context) ([]byte, outcome, error) {
-	return f.body, fetched, nil
+func (f fixedFetcher) Fetch(context.Context) ([]byte, ports.GateOutcome, error) {
+	return f.body, ports.GateFetched, nil
 }
 
 // gateRun is one serve() with fakes, in the background.
@@ -33,7 +31,7 @@ type gateRun struct {
 	settings gatewire.Env
 }
 
-func startGate(t *testing.T, failStep string, configure func(g *gateRun, d *deps)) *gateRun {
+func startGate(t *testing.T, failStep string, configure func(g *gateRun, d *Deps)) *gateRun {
 	t.Helper()
 	log, _ := testLogger(t)
 	rec := &recorder{}
@@ -45,16 +43,16 @@ func startGate(t *testing.T, failStep string, configure func(g *gateRun, d *deps
 		ControlPlane: "http://executor:8080", Token: testToken, SessionID: testSID, UID: 64250, GID: 64250,
 		FetchInterval: time.Hour, CAFile: filepath.Join(t.TempDir(), "ca.pem"),
 	}
-	d := deps{
-		sys: g.sys,
-		newTracer: func(context.Context) (trace.TracerProvider, func(context.Context) error, error) {
+	d := Deps{
+		System: g.sys,
+		StartTelemetry: func(context.Context) (func(context.Context) error, error) {
 			rec.add("tracer")
 			if failStep == "tracer" {
-				return nil, nil, errInjected
+				return nil, errInjected
 			}
-			return noop.NewTracerProvider(), func(context.Context) error { rec.add("tracer-shutdown"); return nil }, nil
+			return func(context.Context) error { rec.add("tracer-shutdown"); return nil }, nil
 		},
-		newProxy: func(opts proxyOptions) (egressProxy, error) {
+		NewProxy: func(opts ProxyOptions) (ports.GateProxy, error) {
 			rec.add("proxy")
 			if failStep == "proxy" {
 				return nil, errInjected
@@ -62,9 +60,10 @@ func startGate(t *testing.T, failStep string, configure func(g *gateRun, d *deps
 			g.proxy.opts = opts
 			return g.proxy, nil
 		},
-		fetcher: fixedFetcher{configBody(t, "a.example")},
-		log:     log,
-		ready:   func() { rec.add("ready"); close(g.ready) },
+		Fetcher:  fixedFetcher{configBody(t, "a.example")},
+		Reporter: &fakeReporter{},
+		Log:      log,
+		Ready:    func() { rec.add("ready"); close(g.ready) },
 	}
 	if configure != nil {
 		configure(g, &d)
@@ -72,7 +71,7 @@ func startGate(t *testing.T, failStep string, configure func(g *gateRun, d *deps
 	ctx, cancel := context.WithCancel(context.Background())
 	g.stop = cancel
 	t.Cleanup(cancel)
-	go func() { g.err <- serve(ctx, g.settings, d) }()
+	go func() { g.err <- Serve(ctx, g.settings, d) }()
 	return g
 }
 
@@ -112,10 +111,9 @@ func TestStartupOrder(t *testing.T) {
 	require.ElementsMatch(t, []string{"serve", "setconfig", "ready", "shutdown", "tracer-shutdown"}, rest)
 	require.Less(t, indexOf(rest, "setconfig"), indexOf(rest, "ready"))
 	require.Equal(t, []string{"shutdown", "tracer-shutdown"}, rest[len(rest)-2:])
-	// The proxy got the deny list, the tracer and the session.
+	// The proxy got the deny list and the session.
 	require.Equal(t, "10.1.2.3/32", g.proxy.opts.Deny[0].String())
 	require.Equal(t, string(testSID), g.proxy.opts.SessionID)
-	require.NotNil(t, g.proxy.opts.Tracer)
 }
 
 func indexOf(s []string, v string) int {
@@ -153,7 +151,7 @@ func TestStartupFailsClosed(t *testing.T) {
 // none before anything else, and a failed check fails closed.
 func TestStartupPreinstalledFirewall(t *testing.T) {
 	t.Parallel()
-	preinstalled := func(g *gateRun, _ *deps) { g.settings.FirewallPreinstalled = true }
+	preinstalled := func(g *gateRun, _ *Deps) { g.settings.FirewallPreinstalled = true }
 	g := startGate(t, "", preinstalled)
 	g.readyThenStop(t)
 	require.Equal(t, []string{"verify", "clearca", "deny", "tracer", "proxy", "listen"}, g.rec.list()[:6])
@@ -169,7 +167,7 @@ func TestStartupPreinstalledFirewall(t *testing.T) {
 
 func TestServeFailureStopsTheGate(t *testing.T) {
 	t.Parallel()
-	g := startGate(t, "", func(g *gateRun, _ *deps) { g.proxy.serveErr = errors.New("accept failed") })
+	g := startGate(t, "", func(g *gateRun, _ *Deps) { g.proxy.serveErr = errors.New("accept failed") })
 	err := g.wait(t)
 	require.ErrorContains(t, err, "accept failed")
 	require.Contains(t, g.rec.list(), "shutdown")
@@ -180,10 +178,10 @@ func TestServeFailureStopsTheGate(t *testing.T) {
 func TestRevokedGateStaysAlive(t *testing.T) {
 	t.Parallel()
 	fetches := make(chan struct{}, 10)
-	g := startGate(t, "", func(_ *gateRun, d *deps) {
-		d.fetcher = fetcherFunc(func() ([]byte, outcome, error) {
+	g := startGate(t, "", func(_ *gateRun, d *Deps) {
+		d.Fetcher = fetcherFunc(func() ([]byte, ports.GateOutcome, error) {
 			fetches <- struct{}{}
-			return nil, revoked, errors.New("401")
+			return nil, ports.GateRevoked, errors.New("401")
 		})
 	})
 	select {
@@ -203,6 +201,6 @@ func TestRevokedGateStaysAlive(t *testing.T) {
 	require.NotContains(t, g.rec.list(), "ready")
 }
 
-type fetcherFunc func() ([]byte, outcome, error)
+type fetcherFunc func() ([]byte, ports.GateOutcome, error)
 
-func (f fetcherFunc) Fetch(context.Context) ([]byte, outcome, error) { return f() }
+func (f fetcherFunc) Fetch(context.Context) ([]byte, ports.GateOutcome, error) { return f() }
