@@ -189,7 +189,7 @@ func TestViolations(t *testing.T) {
 		{"porttest on testify", listed{ImportPath: m + "ports/porttest", Imports: []string{"github.com/stretchr/testify/require", m + "ports"}, Deps: []string{"github.com/stretchr/testify/require", "gopkg.in/yaml.v3"}}, ""},
 		{"porttest on an adapter", listed{ImportPath: m + "ports/porttest", Imports: []string{m + "adapters/docker"}}, "porttest imports only"},
 		{"app/executor on core and ports", listed{ImportPath: m + "app/executor", Imports: []string{"fmt", m + "core/session", m + "core/sandbox", m + "ports"}}, ""},
-		{"app/executor on an adapter", listed{ImportPath: m + "app/executor", Imports: []string{m + "adapters/tokenstore"}}, "app imports only"},
+		{"app/executor on an adapter", listed{ImportPath: m + "app/executor", Imports: []string{m + "adapters/sessionstore"}}, "app imports only"},
 		{"app/executor on cmd", listed{ImportPath: m + "app/executor", Imports: []string{m + "cmd/executor"}}, "app imports only"},
 		{"app/executor on an SDK", listed{ImportPath: m + "app/executor", Imports: []string{"github.com/docker/docker/client"}}, "app imports only"},
 		{"app/gate on core and ports", listed{ImportPath: m + "app/gate", Imports: []string{"fmt", m + "core/gatewire", m + "ports"}}, ""},

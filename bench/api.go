@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/adapters/httpapi"
-	"github.com/sandgate/sandgate/adapters/tokenstore"
+	"github.com/sandgate/sandgate/adapters/sessionstore"
 	"github.com/sandgate/sandgate/app/executor"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
@@ -28,7 +28,7 @@ func apiExecRow(ctx context.Context, e *env) (Row, error) {
 	defer func() { _ = os.RemoveAll(dir) }()
 	key := make([]byte, session.KeyLen)
 	_, _ = rand.Read(key)
-	store, err := tokenstore.OpenSQLite(ctx, filepath.Join(dir, "api.db"), key)
+	store, err := sessionstore.OpenSQLite(ctx, filepath.Join(dir, "api.db"), key)
 	if err != nil {
 		return Row{}, err
 	}

@@ -18,7 +18,7 @@ import (
 
 	"github.com/sandgate/sandgate/adapters/docker"
 	"github.com/sandgate/sandgate/adapters/httpapi"
-	"github.com/sandgate/sandgate/adapters/tokenstore"
+	"github.com/sandgate/sandgate/adapters/sessionstore"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
@@ -37,7 +37,7 @@ func envOr(name, def string) string {
 // controlPlane is a gate-config endpoint on the default bridge's gateway,
 // where the gates (on that bridge) reach it, over a throwaway SQLite store.
 type controlPlane struct {
-	store *tokenstore.Store
+	store *sessionstore.Store
 	srv   *http.Server
 	url   string
 	dir   string
@@ -57,7 +57,7 @@ func startControlPlane(ctx context.Context, e *env) (*controlPlane, error) {
 	}
 	key := make([]byte, session.KeyLen)
 	_, _ = rand.Read(key)
-	store, err := tokenstore.OpenSQLite(ctx, filepath.Join(dir, "cp.db"), key)
+	store, err := sessionstore.OpenSQLite(ctx, filepath.Join(dir, "cp.db"), key)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err

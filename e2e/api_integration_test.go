@@ -1,7 +1,7 @@
 //go:build integration
 
 // Package e2e_test drives the executor's HTTP API end to end: the Go client,
-// the API handler, the application service, the SQLite token store, the
+// the API handler, the application service, the SQLite session store, the
 // Docker provider and a real gate, with an origin the test starts itself
 // (internal/gatetest).
 package e2e_test

@@ -18,7 +18,7 @@ import (
 	"github.com/sandgate/sandgate/adapters/checkpoint"
 	"github.com/sandgate/sandgate/adapters/docker"
 	"github.com/sandgate/sandgate/adapters/docker/dockertest"
-	"github.com/sandgate/sandgate/adapters/tokenstore"
+	"github.com/sandgate/sandgate/adapters/sessionstore"
 	"github.com/sandgate/sandgate/app/executor"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
@@ -34,7 +34,7 @@ const reaperImage = "debian:bookworm"
 type reaperWorld struct {
 	svc      *executor.Service
 	provider *docker.Provider
-	store    *tokenstore.Store
+	store    *sessionstore.Store
 	cp       *checkpoint.Dir
 	dbPath   string
 	mu       sync.Mutex
@@ -56,7 +56,7 @@ func newServiceWorld(t *testing.T) *reaperWorld {
 	cli := dockertest.Client(t)
 	dockertest.RequireImage(t, cli, reaperImage)
 	dir := t.TempDir()
-	store, err := tokenstore.OpenSQLite(context.Background(), filepath.Join(dir, "store.db"), bytes.Repeat([]byte{9}, session.KeyLen))
+	store, err := sessionstore.OpenSQLite(context.Background(), filepath.Join(dir, "store.db"), bytes.Repeat([]byte{9}, session.KeyLen))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
 	cp, err := checkpoint.New(filepath.Join(dir, "checkpoints"), 64<<20)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandgate/sandgate/adapters/tokenstore"
+	"github.com/sandgate/sandgate/adapters/sessionstore"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
 	"github.com/sandgate/sandgate/core/gatewire"
@@ -29,7 +29,7 @@ var testKey = bytes.Repeat([]byte{7}, session.KeyLen)
 // env is one handler on a real SQLite store behind a real HTTP server, with
 // its log captured at debug level.
 type env struct {
-	store *tokenstore.Store
+	store *sessionstore.Store
 	srv   *httptest.Server
 	log   *bytes.Buffer
 }
@@ -44,7 +44,7 @@ func (e *env) logs() string {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	store, err := tokenstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "store.db"), testKey)
+	store, err := sessionstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "store.db"), testKey)
 	require.NoError(t, err)
 	buf := &bytes.Buffer{}
 	log := slog.New(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -248,7 +248,7 @@ func TestGateConfigStoreFailure(t *testing.T) {
 // shortSecrets hands out every stored session with a 4-byte secret: a
 // record the store refuses to write today but an older version may have
 // written.
-type shortSecrets struct{ *tokenstore.Store }
+type shortSecrets struct{ *sessionstore.Store }
 
 func (s shortSecrets) GetSession(ctx context.Context, id domain.ID) (session.Session, error) {
 	rec, err := s.Store.GetSession(ctx, id)

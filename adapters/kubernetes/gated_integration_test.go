@@ -26,7 +26,7 @@ import (
 	"k8s.io/client-go/tools/remotecommand"
 
 	"github.com/sandgate/sandgate/adapters/kubernetes"
-	"github.com/sandgate/sandgate/adapters/tokenstore"
+	"github.com/sandgate/sandgate/adapters/sessionstore"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
@@ -50,7 +50,7 @@ const (
 // an origin pod serving body.
 type gatedWorld struct {
 	gateImage string
-	store     *tokenstore.Store
+	store     *sessionstore.Store
 	url       string // the control plane's base URL
 	originIP  string
 	body      string

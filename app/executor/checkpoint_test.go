@@ -176,7 +176,7 @@ func tarMember(t *testing.T, name string) []byte {
 // failingStore fails the writes that remove or revoke while fail is set,
 // like a store gone read-only.
 type failingStore struct {
-	ports.TokenStore
+	ports.SessionStore
 	fail atomic.Bool
 }
 
@@ -186,7 +186,7 @@ func (f *failingStore) DeleteSession(ctx context.Context, sid domain.ID) error {
 	if f.fail.Load() {
 		return errReadOnly
 	}
-	return f.TokenStore.DeleteSession(ctx, sid)
+	return f.SessionStore.DeleteSession(ctx, sid)
 }
 
 // TestStoreFailureKeepsSandboxAndRecordTogether: a record that cannot be
@@ -196,7 +196,7 @@ func TestStoreFailureKeepsSandboxAndRecordTogether(t *testing.T) {
 	t.Parallel()
 	r := newReapEnv(t, 1<<20)
 	ctx := context.Background()
-	fs := &failingStore{TokenStore: r.store}
+	fs := &failingStore{SessionStore: r.store}
 	r.svc = New(r.prov, fs, defaults, WithCheckpoints(r.cp), withClock(r.clock.Now))
 	r.reaper = NewReaper(r.svc, policy, time.Hour)
 	sid := r.provision(t, map[string]string{"/workspace/a": "alpha"})

@@ -152,7 +152,7 @@ func (p *fakeProvider) Export(_ context.Context, sid domain.ID, root string) (io
 // test can hand it to both the Service and the provider's tokens and count
 // every revoke, whoever makes it.
 type countingStore struct {
-	ports.TokenStore
+	ports.SessionStore
 	mu      sync.Mutex
 	revokes map[domain.ID]int
 }
@@ -164,7 +164,7 @@ func (c *countingStore) Revoke(ctx context.Context, sid domain.ID) error {
 	}
 	c.revokes[sid]++
 	c.mu.Unlock()
-	return c.TokenStore.Revoke(ctx, sid)
+	return c.SessionStore.Revoke(ctx, sid)
 }
 
 // revoked returns how many times sid's token was revoked.

@@ -20,7 +20,7 @@ type locks struct {
 
 // lock takes sid's locks and returns their release, or the error (ctx's,
 // the store's) with neither held.
-func (l *locks) lock(ctx context.Context, store ports.TokenStore, sid domain.ID) (func(), error) {
+func (l *locks) lock(ctx context.Context, store ports.SessionStore, sid domain.ID) (func(), error) {
 	unlockLocal, err := l.local.Lock(ctx, sid)
 	if err != nil {
 		return nil, fmt.Errorf("wait for the session lock: %w", err)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandgate/sandgate/adapters/tokenstore"
+	"github.com/sandgate/sandgate/adapters/sessionstore"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/session"
 )
@@ -25,7 +25,7 @@ func TestProvisionsSerialisedAcrossServices(t *testing.T) {
 	prov := newFakeProvider()
 	svcs := make([]*Service, 2)
 	for i := range svcs {
-		store, err := tokenstore.OpenSQLite(context.Background(), path, bytes.Repeat([]byte{7}, session.KeyLen))
+		store, err := sessionstore.OpenSQLite(context.Background(), path, bytes.Repeat([]byte{7}, session.KeyLen))
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = store.Close() })
 		svcs[i] = New(prov, store, defaults)

@@ -16,7 +16,7 @@ import (
 // the provider's gate tokens on one store — with that store counting the
 // revokes, and returns it.
 func counted(e *env, opts ...Option) *countingStore {
-	cs := &countingStore{TokenStore: e.store}
+	cs := &countingStore{SessionStore: e.store}
 	e.prov.tokens = cs
 	e.svc = New(e.prov, cs, defaults, opts...)
 	return cs

@@ -1,5 +1,5 @@
 // Package executor is the executor's application service: ports.Service over a
-// ports.Provider and a ports.TokenStore. It sits between the driving adapter
+// ports.Provider and a ports.SessionStore. It sits between the driving adapter
 // (the HTTP API) and the driven ones, and imports only core and ports, so
 // any provider and any store fit. Its pure decisions live beside it, with
 // their table tests, rather than in core, since only this service takes
@@ -35,7 +35,7 @@ const DefaultTouchDebounce = 5 * time.Second
 // Service implements ports.Service.
 type Service struct {
 	provider    ports.Provider
-	store       ports.TokenStore
+	store       ports.SessionStore
 	defaults    session.Defaults
 	checkpoints ports.CheckpointStore
 	log         *slog.Logger
@@ -77,7 +77,7 @@ func withClock(now func() time.Time) Option { return func(s *Service) { s.now = 
 // and revokes them through the ports.GateTokenIssuer it was built with
 // (the same store, in cmd/executor), and its Reap revokes before anything
 // is removed, so the Service never revokes itself.
-func New(provider ports.Provider, store ports.TokenStore, d session.Defaults, opts ...Option) *Service {
+func New(provider ports.Provider, store ports.SessionStore, d session.Defaults, opts ...Option) *Service {
 	s := &Service{provider: provider, store: store, defaults: d, now: time.Now,
 		log: slog.New(slog.DiscardHandler), activity: activity{debounce: DefaultTouchDebounce}}
 	for _, o := range opts {

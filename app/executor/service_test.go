@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandgate/sandgate/adapters/tokenstore"
+	"github.com/sandgate/sandgate/adapters/sessionstore"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
 	"github.com/sandgate/sandgate/core/gatewire"
@@ -31,12 +31,12 @@ var defaults = session.Defaults{
 type env struct {
 	svc   *Service
 	prov  *fakeProvider
-	store *tokenstore.Store
+	store *sessionstore.Store
 }
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	store, err := tokenstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "store.db"), bytes.Repeat([]byte{7}, session.KeyLen))
+	store, err := sessionstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "store.db"), bytes.Repeat([]byte{7}, session.KeyLen))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
 	prov := newFakeProvider()

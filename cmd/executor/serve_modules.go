@@ -51,10 +51,10 @@ func logConfig(lc fx.Lifecycle, cfg config.Config, log *slog.Logger) {
 	}))
 }
 
-// storeModule provides the token store, opened in OnStart (the secrets key
+// storeModule provides the session store, opened in OnStart (the secrets key
 // may have to be created first) and closed in OnStop.
-var storeModule = fx.Module("tokenstore",
-	fx.Provide(newStore, func(s *lazyStore) ports.TokenStore { return s }),
+var storeModule = fx.Module("sessionstore",
+	fx.Provide(newStore, func(s *lazyStore) ports.SessionStore { return s }),
 )
 
 func newStore(lc fx.Lifecycle, cfg config.Config) *lazyStore {
@@ -71,7 +71,7 @@ func newStore(lc fx.Lifecycle, cfg config.Config) *lazyStore {
 // them and revokes them before a reap (the one owner of revoke-before-reap).
 var providerModule = fx.Module("provider", fx.Provide(newProvider))
 
-func newProvider(cfg config.Config, log *slog.Logger, store ports.TokenStore) (ports.Provider, error) {
+func newProvider(cfg config.Config, log *slog.Logger, store ports.SessionStore) (ports.Provider, error) {
 	if cfg.Backend == config.BackendKubernetes {
 		// Builds the client and validates the placement; the API server is
 		// first dialled by a request (or /readyz).
@@ -94,7 +94,7 @@ var serviceModule = fx.Module("service",
 	fx.Provide(newService, func(s *executor.Service) ports.Service { return s }),
 )
 
-func newService(p ports.Provider, s ports.TokenStore, cs ports.CheckpointStore, d session.Defaults,
+func newService(p ports.Provider, s ports.SessionStore, cs ports.CheckpointStore, d session.Defaults,
 	log *slog.Logger, mp metric.MeterProvider) (*executor.Service, error) {
 	observe, err := reapCounter(mp)
 	if err != nil {

@@ -25,7 +25,7 @@ type pinger interface {
 	Ping(ctx context.Context) error
 }
 
-// writeProber is the store's optional write check (tokenstore.ProbeWrite).
+// writeProber is the store's optional write check (sessionstore.ProbeWrite).
 type writeProber interface {
 	ProbeWrite(ctx context.Context) error
 }
@@ -66,7 +66,7 @@ func (c *cachedProbe) check(ctx context.Context) error {
 // (probed at most every writeProbeEvery) and the provider lists its
 // sandboxes, 503 naming the failing dependency otherwise. Causes go to the
 // log only: they may name hosts.
-func readyz(store ports.TokenStore, provider ports.Provider, log *slog.Logger) http.Handler {
+func readyz(store ports.SessionStore, provider ports.Provider, log *slog.Logger) http.Handler {
 	var writes *cachedProbe
 	if w, ok := store.(writeProber); ok {
 		writes = &cachedProbe{probe: w.ProbeWrite, every: writeProbeEvery, now: time.Now}
@@ -92,7 +92,7 @@ func readyz(store ports.TokenStore, provider ports.Provider, log *slog.Logger) h
 }
 
 // storeReady pings the store, then checks it takes writes.
-func storeReady(ctx context.Context, store ports.TokenStore, writes *cachedProbe) error {
+func storeReady(ctx context.Context, store ports.SessionStore, writes *cachedProbe) error {
 	p, ok := store.(pinger)
 	if !ok {
 		return errors.New("the store has no readiness check")

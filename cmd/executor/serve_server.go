@@ -41,7 +41,7 @@ type muxDeps struct {
 	Config   config.Config
 	Log      *slog.Logger
 	Service  ports.Service
-	Store    ports.TokenStore
+	Store    ports.SessionStore
 	Provider ports.Provider
 	Metrics  metricsHandler
 	Meters   metric.MeterProvider

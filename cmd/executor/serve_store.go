@@ -8,21 +8,21 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/sandgate/sandgate/adapters/tokenstore"
+	"github.com/sandgate/sandgate/adapters/sessionstore"
 	"github.com/sandgate/sandgate/cmd/executor/internal/config"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/ports"
 )
 
 // errStoreClosed is the readiness answer of a store not (or no longer) open.
-var errStoreClosed = errors.New("token store is not open")
+var errStoreClosed = errors.New("session store is not open")
 
-// lazyStore is the ports.TokenStore the graph hands out before the database
+// lazyStore is the ports.SessionStore the graph hands out before the database
 // is open: constructors start nothing, so the store opens in OnStart. Its
 // hook runs before any hook of what depends on it (the server), so nothing
 // calls the embedded store before it is set.
 type lazyStore struct {
-	ports.TokenStore
+	ports.SessionStore
 }
 
 // open resolves the secrets key (creating the key file on first start) and
@@ -35,17 +35,17 @@ func (s *lazyStore) open(ctx context.Context, cfg config.Config) error {
 	if err := ensureSQLiteDir(cfg.DatabaseURL); err != nil {
 		return err
 	}
-	st, err := tokenstore.Open(ctx, cfg.DatabaseURL, key)
+	st, err := sessionstore.Open(ctx, cfg.DatabaseURL, key)
 	if err != nil {
 		return err
 	}
-	s.TokenStore = st
+	s.SessionStore = st
 	return nil
 }
 
 // Ping reports whether the database answers.
 func (s *lazyStore) Ping(ctx context.Context) error {
-	p, ok := s.TokenStore.(interface{ Ping(context.Context) error })
+	p, ok := s.SessionStore.(interface{ Ping(context.Context) error })
 	if !ok {
 		return errStoreClosed
 	}
@@ -54,7 +54,7 @@ func (s *lazyStore) Ping(ctx context.Context) error {
 
 // ProbeWrite reports whether the database takes a write (readiness).
 func (s *lazyStore) ProbeWrite(ctx context.Context) error {
-	p, ok := s.TokenStore.(writeProber)
+	p, ok := s.SessionStore.(writeProber)
 	if !ok {
 		return errStoreClosed
 	}
@@ -64,7 +64,7 @@ func (s *lazyStore) ProbeWrite(ctx context.Context) error {
 // Lock takes the session lock of the open store (ports.SessionLocker), so
 // that the service finds it through this wrapper.
 func (s *lazyStore) Lock(ctx context.Context, sid domain.ID) (func(), error) {
-	l, ok := s.TokenStore.(ports.SessionLocker)
+	l, ok := s.SessionStore.(ports.SessionLocker)
 	if !ok {
 		return nil, errStoreClosed
 	}
@@ -73,10 +73,10 @@ func (s *lazyStore) Lock(ctx context.Context, sid domain.ID) (func(), error) {
 
 // Close closes the store if it was opened.
 func (s *lazyStore) Close() error {
-	if s.TokenStore == nil {
+	if s.SessionStore == nil {
 		return nil
 	}
-	return s.TokenStore.Close()
+	return s.SessionStore.Close()
 }
 
 // ensureSQLiteDir creates the directory of a sqlite:// database (0700: it

@@ -44,7 +44,7 @@ func TestGateVerdictsOnMetrics(t *testing.T) {
 		"SANDGATE_GATE_IMAGE":       gateImage,
 		"SANDGATE_IMAGE":            env.SandboxImage,
 	})
-	provider := fx.Module("provider", fx.Provide(func(store ports.TokenStore) ports.Provider {
+	provider := fx.Module("provider", fx.Provide(func(store ports.SessionStore) ports.Provider {
 		return docker.New(env.Cli, docker.Options{Labels: env.Labels, GateNetwork: env.Network, Tokens: store})
 	}))
 	base, _, logs := startedWith(t, cfg, provider)

@@ -42,7 +42,7 @@ func newLiveProvider() *liveProvider {
 }
 
 func (p *liveProvider) module() fx.Option {
-	return fx.Module("provider", fx.Provide(func(store ports.TokenStore) ports.Provider {
+	return fx.Module("provider", fx.Provide(func(store ports.SessionStore) ports.Provider {
 		p.issuer = store
 		return p
 	}))

@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/adapters/httpapi"
-	"github.com/sandgate/sandgate/adapters/tokenstore"
+	"github.com/sandgate/sandgate/adapters/sessionstore"
 	"github.com/sandgate/sandgate/app/gate"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
@@ -52,13 +52,13 @@ func (s loopbackSystem) Listen(netip.AddrPort) (net.Listener, error) {
 }
 
 // TestGateEndToEnd runs the real gate (proxy, config loop, fetcher, health)
-// against the real config handler on a real token store: ready only with
+// against the real config handler on a real session store: ready only with
 // the CA file written, a placeholder replaced for the bound origin, and a
 // revoked token turns the gate unhealthy and denying without exiting.
 func TestGateEndToEnd(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store, err := tokenstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "store.db"), bytes.Repeat([]byte{1}, session.KeyLen))
+	store, err := sessionstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "store.db"), bytes.Repeat([]byte{1}, session.KeyLen))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, store.Close()) })
 

@@ -6,7 +6,7 @@
 // provision and the record to store first; the checks of a call's paths and
 // command before any sandbox is asked (CheckPath, CheckExec, …); and the
 // sealing of secrets at rest. It is pure: storage lives behind
-// ports.TokenStore, and app/executor drives the provider and the store with
+// ports.SessionStore, and app/executor drives the provider and the store with
 // what it returns.
 package session
 

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/adapters/httpapi"
-	"github.com/sandgate/sandgate/adapters/tokenstore"
+	"github.com/sandgate/sandgate/adapters/sessionstore"
 	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/session"
 )
@@ -24,17 +24,17 @@ func (e *Env) startControlPlane(t *testing.T) {
 	e.Store, e.ControlplaneURL = ServeControlPlane(t, e.Gateway.String(), e.tmp)
 }
 
-// ServeControlPlane opens a SQLite token store (in dir) with a random key and
+// ServeControlPlane opens a SQLite session store (in dir) with a random key and
 // serves the gate endpoints (config, and the verdict report, counted
 // nowhere) on host, a port picked by the kernel, for the test's duration. It
 // returns the store and the control plane's base URL. Backends' tests
 // (Docker here, Kubernetes' conformance test) share it.
-func ServeControlPlane(t *testing.T, host, dir string) (*tokenstore.Store, string) {
+func ServeControlPlane(t *testing.T, host, dir string) (*sessionstore.Store, string) {
 	t.Helper()
 	key := make([]byte, session.KeyLen)
 	_, err := rand.Read(key)
 	require.NoError(t, err)
-	store, err := tokenstore.OpenSQLite(context.Background(), filepath.Join(dir, "store.db"), key)
+	store, err := sessionstore.OpenSQLite(context.Background(), filepath.Join(dir, "store.db"), key)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
 

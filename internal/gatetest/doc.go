@@ -6,7 +6,7 @@
 //
 // An Env holds, per test: a user-defined Docker network (so Docker's
 // embedded resolver 127.0.0.11 exists, B-4), a control plane (a SQLite
-// token store behind the gate-config handler on the network's gateway), an
+// session store behind the gate-config handler on the network's gateway), an
 // OTLP trace collector beside it that every gate exports to, an
 // origin container running the probe in server mode (HTTP, HTTPS, TCP, UDP
 // and DNS, logging every request), a gate image that trusts the origin's

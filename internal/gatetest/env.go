@@ -15,7 +15,7 @@ import (
 
 	"github.com/sandgate/sandgate/adapters/docker"
 	"github.com/sandgate/sandgate/adapters/docker/dockertest"
-	"github.com/sandgate/sandgate/adapters/tokenstore"
+	"github.com/sandgate/sandgate/adapters/sessionstore"
 )
 
 // Images the environment starts from; none is ever pulled.
@@ -47,8 +47,8 @@ type Env struct {
 	Gateway netip.Addr
 	// IPv6 reports whether the network has IPv6.
 	IPv6 bool
-	// Store is the control plane's token store (Revoke a session here).
-	Store *tokenstore.Store
+	// Store is the control plane's session store (Revoke a session here).
+	Store *sessionstore.Store
 	// ControlplaneURL is the control plane's base URL as gates see it.
 	ControlplaneURL string
 	// Origin is the test's origin server.

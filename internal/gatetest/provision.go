@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/adapters/docker"
-	"github.com/sandgate/sandgate/adapters/tokenstore"
+	"github.com/sandgate/sandgate/adapters/sessionstore"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
 	"github.com/sandgate/sandgate/core/sandbox"
@@ -156,7 +156,7 @@ func (e *Env) GateLogs(t *testing.T, sid domain.ID) string {
 // ports.GateTokenIssuer), remembering every token generated, so a row can
 // assert that none appears where it must not.
 type recordingTokens struct {
-	*tokenstore.Store
+	*sessionstore.Store
 	mu   sync.Mutex
 	seen []string
 }

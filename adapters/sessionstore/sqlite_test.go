@@ -1,4 +1,4 @@
-package tokenstore
+package sessionstore
 
 import (
 	"context"
@@ -26,7 +26,7 @@ func openSQLite(t *testing.T) (*Store, string) {
 
 func TestSQLiteConformance(t *testing.T) {
 	t.Parallel()
-	porttest.RunTokenStore(t, func(t *testing.T) porttest.TokenStoreHarness {
+	porttest.RunSessionStore(t, func(t *testing.T) porttest.SessionStoreHarness {
 		s, path := openSQLite(t)
 		return harness(t, s, func(t *testing.T) []byte {
 			t.Helper()

@@ -1,10 +1,9 @@
-//go:build integration
-
-package tokenstore
+package sessionstore
 
 import (
 	"context"
 	"database/sql"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,12 +12,14 @@ import (
 	"github.com/sandgate/sandgate/core/domain"
 )
 
-// TestPostgresUpgradesAnOldDatabase is TestSQLiteUpgradesAnOldDatabase on
-// PostgreSQL (ADD COLUMN IF NOT EXISTS).
-func TestPostgresUpgradesAnOldDatabase(t *testing.T) {
+// TestSQLiteUpgradesAnOldDatabase opens a database written before session
+// records kept image, workdir and activity: its records survive, gain the
+// columns (empty, activity unknown), and a second open changes nothing.
+func TestSQLiteUpgradesAnOldDatabase(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	dsn := freshDatabase(t)
-	db, err := sql.Open("pgx", dsn)
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", path)
 	require.NoError(t, err)
 	for _, stmt := range []string{
 		`CREATE TABLE sandgate_sessions (session_id TEXT PRIMARY KEY, networking TEXT NOT NULL)`,
@@ -31,15 +32,18 @@ func TestPostgresUpgradesAnOldDatabase(t *testing.T) {
 
 	var touched time.Time
 	for range 2 {
-		s, err := OpenPostgres(ctx, dsn, testKey)
+		s, err := OpenSQLite(ctx, path, testKey)
 		require.NoError(t, err)
 		rec, err := s.GetSession(ctx, "ses_old")
 		require.NoError(t, err)
 		require.Equal(t, domain.NetUnrestricted, rec.Networking.Type)
-		require.Empty(t, rec.Workdir)
+		require.Empty(t, rec.Image)
 		require.Equal(t, touched, rec.LastActive, "unknown at first, then what the first open touched")
 		now := time.UnixMilli(time.Now().UnixMilli()).UTC()
 		require.NoError(t, s.Touch(ctx, "ses_old", now))
+		all, err := s.Activity(ctx)
+		require.NoError(t, err)
+		require.Equal(t, map[domain.ID]time.Time{"ses_old": now}, all)
 		require.NoError(t, s.Close())
 		touched = now
 	}

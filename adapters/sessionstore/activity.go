@@ -1,4 +1,4 @@
-package tokenstore
+package sessionstore
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 //go:build integration
 
-package tokenstore
+package sessionstore
 
 import (
 	"context"
@@ -29,7 +29,7 @@ func TestPostgresConformance(t *testing.T) {
 	s, err := Open(context.Background(), dsn, testKey)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
-	porttest.RunTokenStore(t, func(t *testing.T) porttest.TokenStoreHarness {
+	porttest.RunSessionStore(t, func(t *testing.T) porttest.SessionStoreHarness {
 		return harness(t, s, func(t *testing.T) []byte {
 			t.Helper()
 			// Every column of every row, as the server stores it.

@@ -57,10 +57,10 @@ type SessionActivity interface {
 	Activity(ctx context.Context) (map[domain.ID]time.Time, error)
 }
 
-// TokenStore is the control plane's store of gate tokens and session
+// SessionStore is the control plane's store of gate tokens and session
 // records. The halves are separate interfaces so a consumer (the gate
 // config handler: Authenticate then GetSession) can ask for less.
-type TokenStore interface {
+type SessionStore interface {
 	GateTokens
 	Sessions
 	SessionActivity
@@ -69,7 +69,7 @@ type TokenStore interface {
 }
 
 // SessionLocker serialises the provisions and deletes of one session across
-// every executor that shares the store. It is optional: a TokenStore that
+// every executor that shares the store. It is optional: a SessionStore that
 // implements it is found by type assertion (io/fs style). The PostgreSQL
 // store holds an advisory lock, so executors on one database exclude each
 // other; the SQLite store locks in process only (one executor per file).

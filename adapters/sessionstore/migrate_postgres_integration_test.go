@@ -1,9 +1,10 @@
-package tokenstore
+//go:build integration
+
+package sessionstore
 
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,14 +13,12 @@ import (
 	"github.com/sandgate/sandgate/core/domain"
 )
 
-// TestSQLiteUpgradesAnOldDatabase opens a database written before session
-// records kept image, workdir and activity: its records survive, gain the
-// columns (empty, activity unknown), and a second open changes nothing.
-func TestSQLiteUpgradesAnOldDatabase(t *testing.T) {
-	t.Parallel()
+// TestPostgresUpgradesAnOldDatabase is TestSQLiteUpgradesAnOldDatabase on
+// PostgreSQL (ADD COLUMN IF NOT EXISTS).
+func TestPostgresUpgradesAnOldDatabase(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := sql.Open("sqlite", path)
+	dsn := freshDatabase(t)
+	db, err := sql.Open("pgx", dsn)
 	require.NoError(t, err)
 	for _, stmt := range []string{
 		`CREATE TABLE sandgate_sessions (session_id TEXT PRIMARY KEY, networking TEXT NOT NULL)`,
@@ -32,18 +31,15 @@ func TestSQLiteUpgradesAnOldDatabase(t *testing.T) {
 
 	var touched time.Time
 	for range 2 {
-		s, err := OpenSQLite(ctx, path, testKey)
+		s, err := OpenPostgres(ctx, dsn, testKey)
 		require.NoError(t, err)
 		rec, err := s.GetSession(ctx, "ses_old")
 		require.NoError(t, err)
 		require.Equal(t, domain.NetUnrestricted, rec.Networking.Type)
-		require.Empty(t, rec.Image)
+		require.Empty(t, rec.Workdir)
 		require.Equal(t, touched, rec.LastActive, "unknown at first, then what the first open touched")
 		now := time.UnixMilli(time.Now().UnixMilli()).UTC()
 		require.NoError(t, s.Touch(ctx, "ses_old", now))
-		all, err := s.Activity(ctx)
-		require.NoError(t, err)
-		require.Equal(t, map[domain.ID]time.Time{"ses_old": now}, all)
 		require.NoError(t, s.Close())
 		touched = now
 	}

@@ -1,4 +1,4 @@
-package tokenstore
+package sessionstore
 
 import (
 	"bytes"
@@ -15,9 +15,9 @@ var testKey = bytes.Repeat([]byte{0x5a}, 32)
 
 // harness wraps s in the conformance suite's harness; dump reads what the
 // database keeps at rest.
-func harness(t *testing.T, s *Store, dump func(t *testing.T) []byte) porttest.TokenStoreHarness {
+func harness(t *testing.T, s *Store, dump func(t *testing.T) []byte) porttest.SessionStoreHarness {
 	t.Helper()
-	return porttest.TokenStoreHarness{
+	return porttest.SessionStoreHarness{
 		Store: s,
 		Dump:  dump,
 		CopySecret: func(t *testing.T, from, to domain.ID, credentialID string) {

@@ -1,4 +1,4 @@
-// Package tokenstore implements ports.TokenStore on SQL: SQLite through
+// Package sessionstore implements ports.SessionStore on SQL: SQLite through
 // modernc.org/sqlite (pure Go, the embedded default) and PostgreSQL through
 // github.com/jackc/pgx/v5 (for several executors sharing one store). Both run
 // the same queries through database/sql; a dialect holds the few
@@ -8,7 +8,7 @@
 // persisting a token replaces (revokes) the previous one atomically.
 // Credential secrets are sealed with session.Sealer, bound to their session
 // and credential id.
-package tokenstore
+package sessionstore
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 	"github.com/sandgate/sandgate/ports"
 )
 
-// Store is a ports.TokenStore on one SQL database.
+// Store is a ports.SessionStore on one SQL database.
 type Store struct {
 	db     *sql.DB
 	d      dialect
@@ -34,7 +34,7 @@ type Store struct {
 	file   string
 }
 
-var _ ports.TokenStore = (*Store)(nil)
+var _ ports.SessionStore = (*Store)(nil)
 
 // Open opens the store named by a database URL (SANDGATE_DATABASE_URL):
 // "sqlite://PATH" (sqlite:///var/lib/sandgate/store.db is the absolute path

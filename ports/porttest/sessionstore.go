@@ -15,13 +15,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TokenStoreHarness is what a ports.TokenStore implementation hands
-// RunTokenStore: the store and two hooks below the port, which the suite
+// SessionStoreHarness is what a ports.SessionStore implementation hands
+// RunSessionStore: the store and two hooks below the port, which the suite
 // needs to prove what is (not) stored at rest.
-type TokenStoreHarness struct {
+type SessionStoreHarness struct {
 	// Store is the implementation under test. Rows use fresh session ids, so
 	// one database may serve every row.
-	Store ports.TokenStore
+	Store ports.SessionStore
 	// Dump returns everything the store keeps at rest (the database files,
 	// or every column of every row as text). The suite searches it for
 	// plaintext tokens and secrets, and for their hashes and names to prove
@@ -32,14 +32,14 @@ type TokenStoreHarness struct {
 	CopySecret func(t *testing.T, from, to domain.ID, credentialID string)
 }
 
-// RunTokenStore runs the conformance suite of ports.TokenStore (C-GATE-2,
+// RunSessionStore runs the conformance suite of ports.SessionStore (C-GATE-2,
 // C-GATE-4 and the session records). open is called once per row and may
 // return a store shared between rows.
-func RunTokenStore(t *testing.T, open func(t *testing.T) TokenStoreHarness) {
+func RunSessionStore(t *testing.T, open func(t *testing.T) SessionStoreHarness) {
 	t.Helper()
 	rows := []struct {
 		name string
-		run  func(t *testing.T, h TokenStoreHarness)
+		run  func(t *testing.T, h SessionStoreHarness)
 	}{
 		{"generate-has-no-effect", tsGenerate},
 		{"persist-authenticates", tsPersistAuthenticates},
@@ -64,7 +64,7 @@ func RunTokenStore(t *testing.T, open func(t *testing.T) TokenStoreHarness) {
 }
 
 // tsUnauthorized asserts that token does not authenticate.
-func tsUnauthorized(t *testing.T, s ports.TokenStore, token string) {
+func tsUnauthorized(t *testing.T, s ports.SessionStore, token string) {
 	t.Helper()
 	sid, err := s.Authenticate(context.Background(), token)
 	require.ErrorIs(t, err, gatewire.ErrUnauthorized)
@@ -75,14 +75,14 @@ func tsUnauthorized(t *testing.T, s ports.TokenStore, token string) {
 }
 
 // tsAuthenticates asserts that token authenticates as sid.
-func tsAuthenticates(t *testing.T, s ports.TokenStore, token string, sid domain.ID) {
+func tsAuthenticates(t *testing.T, s ports.SessionStore, token string, sid domain.ID) {
 	t.Helper()
 	got, err := s.Authenticate(context.Background(), token)
 	require.NoError(t, err)
 	require.Equal(t, sid, got)
 }
 
-func tsGenerate(t *testing.T, h TokenStoreHarness) {
+func tsGenerate(t *testing.T, h SessionStoreHarness) {
 	a, b := h.Store.Generate(), h.Store.Generate()
 	require.NotEqual(t, a, b)
 	for _, tok := range []string{a, b} {
@@ -91,7 +91,7 @@ func tsGenerate(t *testing.T, h TokenStoreHarness) {
 	}
 }
 
-func tsPersistAuthenticates(t *testing.T, h TokenStoreHarness) {
+func tsPersistAuthenticates(t *testing.T, h SessionStoreHarness) {
 	ctx := context.Background()
 	sid := domain.NewID("ses")
 	tok := h.Store.Generate()
@@ -102,7 +102,7 @@ func tsPersistAuthenticates(t *testing.T, h TokenStoreHarness) {
 	tsUnauthorized(t, h.Store, h.Store.Generate())
 }
 
-func tsPersistRevokesPrevious(t *testing.T, h TokenStoreHarness) {
+func tsPersistRevokesPrevious(t *testing.T, h SessionStoreHarness) {
 	ctx := context.Background()
 	sid, other := domain.NewID("ses"), domain.NewID("ses")
 	first, second, others := h.Store.Generate(), h.Store.Generate(), h.Store.Generate()
@@ -114,7 +114,7 @@ func tsPersistRevokesPrevious(t *testing.T, h TokenStoreHarness) {
 	tsAuthenticates(t, h.Store, others, other)
 }
 
-func tsRevoke(t *testing.T, h TokenStoreHarness) {
+func tsRevoke(t *testing.T, h SessionStoreHarness) {
 	ctx := context.Background()
 	sid, other := domain.NewID("ses"), domain.NewID("ses")
 	tok, others := h.Store.Generate(), h.Store.Generate()
@@ -131,7 +131,7 @@ func tsRevoke(t *testing.T, h TokenStoreHarness) {
 	tsUnauthorized(t, h.Store, tok)
 }
 
-func tsTokenBoundToOneSession(t *testing.T, h TokenStoreHarness) {
+func tsTokenBoundToOneSession(t *testing.T, h SessionStoreHarness) {
 	ctx := context.Background()
 	sid, other := domain.NewID("ses"), domain.NewID("ses")
 	tok := h.Store.Generate()
@@ -142,7 +142,7 @@ func tsTokenBoundToOneSession(t *testing.T, h TokenStoreHarness) {
 	tsAuthenticates(t, h.Store, tok, sid)
 }
 
-func tsTokenNotStored(t *testing.T, h TokenStoreHarness) {
+func tsTokenNotStored(t *testing.T, h SessionStoreHarness) {
 	sid := domain.NewID("ses")
 	tok := h.Store.Generate()
 	require.NoError(t, h.Store.Persist(context.Background(), sid, tok))
@@ -151,7 +151,7 @@ func tsTokenNotStored(t *testing.T, h TokenStoreHarness) {
 	require.False(t, bytes.Contains(dump, []byte(tok[len(tok)-40:])), "the plaintext token is stored")
 }
 
-func tsConcurrentPersist(t *testing.T, h TokenStoreHarness) {
+func tsConcurrentPersist(t *testing.T, h SessionStoreHarness) {
 	const n = 8
 	sid := domain.NewID("ses")
 	tokens := make([]string, n)
@@ -181,7 +181,7 @@ func tsConcurrentPersist(t *testing.T, h TokenStoreHarness) {
 	require.Equal(t, 1, live, "exactly one live token per session")
 }
 
-func tsBadInput(t *testing.T, h TokenStoreHarness) {
+func tsBadInput(t *testing.T, h SessionStoreHarness) {
 	ctx := context.Background()
 	good, tok := domain.NewID("ses"), h.Store.Generate()
 	badIDs := []domain.ID{"", "Ses_upper", "ses-dash", "_lead", "x'; DROP TABLE sandgate_sessions; --", domain.ID(strings.Repeat("a", 55))}
@@ -235,7 +235,7 @@ func tsSession(sid domain.ID) session.Session {
 	}
 }
 
-func tsSessionRoundTrip(t *testing.T, h TokenStoreHarness) {
+func tsSessionRoundTrip(t *testing.T, h SessionStoreHarness) {
 	ctx := context.Background()
 	rec := tsSession(domain.NewID("ses"))
 	require.NoError(t, h.Store.PutSession(ctx, rec))
@@ -260,7 +260,7 @@ func tsSessionRoundTrip(t *testing.T, h TokenStoreHarness) {
 	require.Equal(t, bare, got)
 }
 
-func tsSecretsNotStored(t *testing.T, h TokenStoreHarness) {
+func tsSecretsNotStored(t *testing.T, h SessionStoreHarness) {
 	rec := tsSession(domain.NewID("ses"))
 	require.NoError(t, h.Store.PutSession(context.Background(), rec))
 	dump := h.Dump(t)
@@ -272,7 +272,7 @@ func tsSecretsNotStored(t *testing.T, h TokenStoreHarness) {
 	}
 }
 
-func tsMovedCiphertext(t *testing.T, h TokenStoreHarness) {
+func tsMovedCiphertext(t *testing.T, h SessionStoreHarness) {
 	ctx := context.Background()
 	from, to := tsSession(domain.NewID("ses")), tsSession(domain.NewID("ses"))
 	require.NoError(t, h.Store.PutSession(ctx, from))
@@ -286,7 +286,7 @@ func tsMovedCiphertext(t *testing.T, h TokenStoreHarness) {
 	require.Equal(t, from, got)
 }
 
-func tsDeleteSession(t *testing.T, h TokenStoreHarness) {
+func tsDeleteSession(t *testing.T, h SessionStoreHarness) {
 	ctx := context.Background()
 	_, err := h.Store.GetSession(ctx, domain.NewID("ses"))
 	require.ErrorIs(t, err, session.ErrNotFound)
@@ -312,7 +312,7 @@ func tsDeleteSession(t *testing.T, h TokenStoreHarness) {
 	require.NoError(t, h.Store.DeleteSession(ctx, rec.ID), "deleting twice is a no-op")
 }
 
-func tsActivity(t *testing.T, h TokenStoreHarness) {
+func tsActivity(t *testing.T, h SessionStoreHarness) {
 	ctx := context.Background()
 	rec, bare := tsSession(domain.NewID("ses")), session.Session{ID: domain.NewID("ses")}
 	require.NoError(t, h.Store.PutSession(ctx, rec))
