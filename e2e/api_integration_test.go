@@ -3,7 +3,7 @@
 // Package e2e_test drives the executor's HTTP API end to end: the Go client,
 // the API handler, the application service, the SQLite session store, the
 // Docker provider and a real gate, with an origin the test starts itself
-// (internal/gatetest).
+// (internal/testworld).
 package e2e_test
 
 import (
@@ -27,14 +27,14 @@ import (
 	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
-	"github.com/sandgate/sandgate/internal/gatetest"
+	"github.com/sandgate/sandgate/internal/testworld"
 )
 
 const apiToken = "e2e-api-token"
 
 // api serves the executor's API over env's provider and store and returns
 // its URL and a client of it.
-func api(t *testing.T, env *gatetest.Env) (string, *httpapi.Client) {
+func api(t *testing.T, env *testworld.Env) (string, *httpapi.Client) {
 	t.Helper()
 	svc := executor.New(env.Provider, env.Store, session.Defaults{Image: env.SandboxImage,
 		GateImage: env.GateImage(t), ControlplaneURL: env.ControlplaneURL})
@@ -55,7 +55,7 @@ func ctxFor(t *testing.T) context.Context {
 // create, exec through the gate with the credential substituted at egress,
 // file round trips, a batch, export, delete.
 func TestAPIGatedSession(t *testing.T) {
-	env := gatetest.New(t)
+	env := testworld.New(t)
 	_, c := api(t, env)
 	ctx := ctxFor(t)
 	sid := domain.NewID("ses")
@@ -133,7 +133,7 @@ func TestAPIGatedSession(t *testing.T) {
 // TestAPIRefusesWithoutToken: the API is closed to a caller without the
 // token, before anything is provisioned.
 func TestAPIRefusesWithoutToken(t *testing.T) {
-	env := gatetest.New(t)
+	env := testworld.New(t)
 	srvURL, c := api(t, env)
 	anon, err := httpapi.NewClient(srvURL, "", nil)
 	require.NoError(t, err)
@@ -145,7 +145,7 @@ func TestAPIRefusesWithoutToken(t *testing.T) {
 }
 
 // gateToken reads the token out of the session's gate container.
-func gateToken(ctx context.Context, t *testing.T, env *gatetest.Env, sid domain.ID) string {
+func gateToken(ctx context.Context, t *testing.T, env *testworld.Env, sid domain.ID) string {
 	t.Helper()
 	g, err := env.Cli.ContainerInspect(ctx, docker.GateName(sid.String()))
 	require.NoError(t, err)

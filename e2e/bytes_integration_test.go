@@ -12,14 +12,14 @@ import (
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
-	"github.com/sandgate/sandgate/internal/gatetest"
+	"github.com/sandgate/sandgate/internal/testworld"
 )
 
 // TestAPIBytesPreserved (issue 11 item 6): output that is not UTF-8 comes
 // back byte for byte through the real sandbox, handler and client; a command
 // whose JSON carries a raw 0xff is refused, and runs nothing.
 func TestAPIBytesPreserved(t *testing.T) {
-	env := gatetest.New(t)
+	env := testworld.New(t)
 	srvURL, c := api(t, env)
 	ctx := ctxFor(t)
 	sid := domain.NewID("ses")

@@ -17,7 +17,7 @@ import (
 	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
-	"github.com/sandgate/sandgate/internal/gatetest"
+	"github.com/sandgate/sandgate/internal/testworld"
 )
 
 // requireAPIError asserts err is the API's answer with status and code, the
@@ -34,7 +34,7 @@ func requireAPIError(t *testing.T, err error, status int, code string, sentinel 
 }
 
 // requireNoContainers asserts that nothing of sid is left on the engine.
-func requireNoContainers(t *testing.T, env *gatetest.Env, sid domain.ID) {
+func requireNoContainers(t *testing.T, env *testworld.Env, sid domain.ID) {
 	t.Helper()
 	f := filters.NewArgs(filters.Arg("label", sandbox.LabelSession+"="+sid.String()))
 	left, err := env.Cli.ContainerList(context.Background(), container.ListOptions{All: true, Filters: f})
@@ -46,7 +46,7 @@ func requireNoContainers(t *testing.T, env *gatetest.Env, sid domain.ID) {
 // is a 4xx with a stable code and the reason, never 500 "internal", and a
 // refused PUT leaves nothing behind.
 func TestAPIClientMistakes(t *testing.T) {
-	env := gatetest.New(t)
+	env := testworld.New(t)
 	_, c := api(t, env)
 	ctx := ctxFor(t)
 	gateUID := env.BuildGateVariant(t, "gateuid", fmt.Sprintf("USER %d\n", gatewire.UID), nil, "debian:bookworm")

@@ -20,8 +20,8 @@ import (
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
-	"github.com/sandgate/sandgate/internal/gatetest"
 	"github.com/sandgate/sandgate/internal/pgtest"
+	"github.com/sandgate/sandgate/internal/testworld"
 )
 
 // gateNetwork creates a labelled network for gates and returns its name
@@ -145,8 +145,8 @@ func TestTwoExecutors(t *testing.T) {
 
 // gatedImage is the gate image the gated row runs.
 func gatedImage() string {
-	if image := os.Getenv(gatetest.GateImageEnv); image != "" {
+	if image := os.Getenv(testworld.GateImageEnv); image != "" {
 		return image
 	}
-	return gatetest.BaseGateImage
+	return testworld.BaseGateImage
 }

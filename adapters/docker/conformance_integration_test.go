@@ -27,7 +27,7 @@ import (
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
-	"github.com/sandgate/sandgate/internal/gatetest"
+	"github.com/sandgate/sandgate/internal/testworld"
 	"github.com/sandgate/sandgate/ports"
 	"github.com/sandgate/sandgate/ports/porttest"
 )
@@ -55,7 +55,7 @@ const (
 
 // TestConformance runs the whole sandbox conformance suite against the
 // Docker engine DOCKER_HOST names, the gated rows included (a control plane,
-// an origin and a test gate image from internal/gatetest). Without an engine
+// an origin and a test gate image from internal/testworld). Without an engine
 // it skips, except under CI=true, where that is a failure.
 func TestConformance(t *testing.T) {
 	cli := dockertest.Client(t)
@@ -113,7 +113,7 @@ type gated struct {
 // limited to the origin's address, and gates come from the test gate image.
 func gatedHarness(t *testing.T, cli *client.Client) gated {
 	t.Helper()
-	env := gatetest.New(t)
+	env := testworld.New(t)
 	image := env.GateImage(t)
 	origin := env.Origin.IPv4.String()
 	return gated{network: env.Network, harness: &porttest.GatedHarness{
@@ -123,7 +123,7 @@ func gatedHarness(t *testing.T, cli *client.Client) gated {
 			return &sandbox.GateSpec{Image: image, ControlplaneURL: env.ControlplaneURL}
 		},
 		Tokens:       env.Store,
-		Origin:       net.JoinHostPort(origin, strconv.Itoa(gatetest.OriginHTTPPort)),
+		Origin:       net.JoinHostPort(origin, strconv.Itoa(testworld.OriginHTTPPort)),
 		OriginBody:   `"kind":"http"`,
 		GateUIDImage: gateUIDImage,
 		StopGate: func(ctx context.Context, sid domain.ID) error {

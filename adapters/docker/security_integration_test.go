@@ -27,7 +27,7 @@ import (
 	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
-	"github.com/sandgate/sandgate/internal/gatetest"
+	"github.com/sandgate/sandgate/internal/testworld"
 	"github.com/sandgate/sandgate/ports"
 )
 
@@ -42,7 +42,7 @@ const (
 // credentials bound to the origin's name, and one unrestricted sandbox
 // without credentials (the dial floor's rows).
 type securitySuite struct {
-	e                *gatetest.Env
+	e                *testworld.Env
 	limited, open    ports.Sandbox
 	limitedID        domain.ID
 	openID           domain.ID
@@ -59,18 +59,18 @@ type securitySuite struct {
 // change its answer; a name resolving to an unopened internal address is
 // covered by the unrestricted SSRF row), and a kernel without xt_owner.
 func TestSecurity(t *testing.T) {
-	e := gatetest.New(t)
+	e := testworld.New(t)
 	e.GateImage(t)
 	s := &securitySuite{e: e, ip: e.Origin.IPv4.String()}
 	creds := []session.Credential{
-		{ID: "api", Name: "API_KEY", Secret: gatewire.NewSecret(headerSecret), AllowedHosts: []string{gatetest.OriginName},
+		{ID: "api", Name: "API_KEY", Secret: gatewire.NewSecret(headerSecret), AllowedHosts: []string{testworld.OriginName},
 			Locations: []gatewire.Location{gatewire.LocationHeaders}},
-		{ID: "body", Name: "BODY_KEY", Secret: gatewire.NewSecret(bodySecret), AllowedHosts: []string{gatetest.OriginName},
+		{ID: "body", Name: "BODY_KEY", Secret: gatewire.NewSecret(bodySecret), AllowedHosts: []string{testworld.OriginName},
 			Locations: []gatewire.Location{gatewire.LocationHeaders, gatewire.LocationBody}},
 	}
 	// The origin's name resolves to its IPv4 and, on an IPv6 network, its
 	// IPv6 address: the dial floor needs both opened (C-GW-5).
-	opened := []string{gatetest.OriginName, s.ip}
+	opened := []string{testworld.OriginName, s.ip}
 	if e.Origin.IPv6.IsValid() {
 		// A credential bound to an IP literal: its host is intercepted too
 		// (the IPv4 literal stays unbound for the opaque-tunnel rows).
@@ -131,7 +131,7 @@ func (s *securitySuite) requireUnseen(t *testing.T, marker string) {
 }
 
 // one returns the single origin record carrying marker.
-func (s *securitySuite) one(t *testing.T, marker string) gatetest.Record {
+func (s *securitySuite) one(t *testing.T, marker string) testworld.Record {
 	t.Helper()
 	recs := s.e.AwaitOriginRequests(t, marker, 1)
 	require.Len(t, recs, 1, "origin records of %s", marker)
@@ -146,15 +146,15 @@ func (s *securitySuite) policyRows(t *testing.T) {
 		require.Equal(t, "GET", s.one(t, "/m/allowed-ip/").Method)
 	})
 	t.Run("allowed origin by name, resolved by the gate", func(t *testing.T) {
-		requireStatus(t, s.probe(t, s.limited, "http", "http://"+gatetest.OriginName+"/m/allowed-name/"), 200)
-		require.Equal(t, gatetest.OriginName, s.one(t, "/m/allowed-name/").Host)
+		requireStatus(t, s.probe(t, s.limited, "http", "http://"+testworld.OriginName+"/m/allowed-name/"), 200)
+		require.Equal(t, testworld.OriginName, s.one(t, "/m/allowed-name/").Host)
 	})
 	t.Run("host not allowed", func(t *testing.T) {
 		requireStatus(t, s.probe(t, s.limited, "http", "http://notallowed.test/m/denied/"), 403)
 		s.requireUnseen(t, "/m/denied/")
 	})
 	t.Run("spoofed Host header does not admit a denied URI", func(t *testing.T) {
-		requireStatus(t, s.probe(t, s.limited, "http", "--host", gatetest.OriginName,
+		requireStatus(t, s.probe(t, s.limited, "http", "--host", testworld.OriginName,
 			"http://notallowed.test/m/host-spoof/"), 403)
 		s.requireUnseen(t, "/m/host-spoof/")
 	})
@@ -217,7 +217,7 @@ func (s *securitySuite) dnsRows(t *testing.T) {
 	}
 	require.Zero(t, s.countKind(t, "dns-udp")+s.countKind(t, "dns-tcp"), "the origin's resolver got a query")
 	t.Run("the gate still resolves for the proxy", func(t *testing.T) {
-		requireStatus(t, s.probe(t, s.limited, "http", "http://"+gatetest.OriginName+"/m/dns-via-gate/"), 200)
+		requireStatus(t, s.probe(t, s.limited, "http", "http://"+testworld.OriginName+"/m/dns-via-gate/"), 200)
 	})
 }
 
@@ -241,7 +241,7 @@ func (s *securitySuite) privilegeRows(t *testing.T) {
 	// the unrestricted sandbox as well).
 	for name, sb := range s.both() {
 		t.Run("socket families "+name, func(t *testing.T) {
-			gatetest.RequireFamiliesNarrowed(t, s.probe(t, sb, "families"))
+			testworld.RequireFamiliesNarrowed(t, s.probe(t, sb, "families"))
 		})
 	}
 	t.Run("setuid to the gate uid", func(t *testing.T) {
@@ -298,7 +298,7 @@ func (s *securitySuite) ssrfRows(t *testing.T) {
 	}
 	t.Run("unrestricted does not mean private addresses", func(t *testing.T) {
 		requireStatus(t, s.probe(t, s.open, "http", "http://"+s.ip+"/m/open-private-ip/"), 403)
-		requireStatus(t, s.probe(t, s.open, "http", "http://"+gatetest.OriginName+"/m/open-private-name/"), 403)
+		requireStatus(t, s.probe(t, s.open, "http", "http://"+testworld.OriginName+"/m/open-private-name/"), 403)
 		s.requireUnseen(t, "/m/open-private-")
 	})
 }
@@ -307,8 +307,8 @@ func (s *securitySuite) credentialRows(t *testing.T) {
 	t.Run("placeholder substituted for the bound host, echo redacted", func(t *testing.T) {
 		// $API_KEY is expanded by the sandbox's shell: the placeholder is what
 		// the sandbox's environment holds.
-		res := s.e.Exec(t, s.limited, gatetest.ProbeInSandbox+` http --header "Authorization: Bearer $API_KEY" http://`+
-			gatetest.OriginName+"/m/cred-header/")
+		res := s.e.Exec(t, s.limited, testworld.ProbeInSandbox+` http --header "Authorization: Bearer $API_KEY" http://`+
+			testworld.OriginName+"/m/cred-header/")
 		requireStatus(t, res, 200)
 		require.Equal(t, []string{"Bearer " + headerSecret}, s.one(t, "/m/cred-header/").Headers["Authorization"])
 		require.NotContains(t, res.Stdout, headerSecret, "the echoed secret reached the sandbox")
@@ -321,7 +321,7 @@ func (s *securitySuite) credentialRows(t *testing.T) {
 	})
 	t.Run("body substitution only where enabled", func(t *testing.T) {
 		requireStatus(t, s.probe(t, s.limited, "http", "--body", "a="+s.bodyPH+"&b="+s.headerPH,
-			"http://"+gatetest.OriginName+"/m/cred-body/"), 200)
+			"http://"+testworld.OriginName+"/m/cred-body/"), 200)
 		require.Equal(t, "a="+bodySecret+"&b="+s.headerPH, s.one(t, "/m/cred-body/").Body)
 	})
 	t.Run("body placeholder to an unbound host travels literally", func(t *testing.T) {
@@ -348,16 +348,16 @@ func (s *securitySuite) sessionCAName(t *testing.T) string {
 
 func (s *securitySuite) httpsRows(t *testing.T) {
 	caName := s.sessionCAName(t)
-	origin443 := net.JoinHostPort(gatetest.OriginName, "443")
+	origin443 := net.JoinHostPort(testworld.OriginName, "443")
 	t.Run("bound host is intercepted, substituted and verified upstream", func(t *testing.T) {
 		// No --cafile: the sandbox trusts the session CA through SSL_CERT_FILE.
 		res := s.probe(t, s.limited, "http", "--header", "Authorization: Bearer "+s.headerPH,
-			"https://"+gatetest.OriginName+"/m/mitm/")
+			"https://"+testworld.OriginName+"/m/mitm/")
 		requireStatus(t, res, 200)
 		require.Contains(t, res.Stdout, "issuer: "+caName+"\n")
 		rec := s.one(t, "/m/mitm/")
 		require.Equal(t, "https", rec.Kind)
-		require.Equal(t, gatetest.OriginName, rec.SNI)
+		require.Equal(t, testworld.OriginName, rec.SNI)
 		require.Equal(t, []string{"Bearer " + headerSecret}, rec.Headers["Authorization"])
 		require.NotContains(t, res.Stdout, headerSecret)
 	})
@@ -396,7 +396,7 @@ func (s *securitySuite) httpsRows(t *testing.T) {
 		s.requireUnseen(t, "/m/mitm-sni/")
 	})
 	t.Run("host without credentials is an opaque tunnel", func(t *testing.T) {
-		res := s.probe(t, s.limited, "http", "--cafile", gatetest.OriginCAInSandbox, "--header",
+		res := s.probe(t, s.limited, "http", "--cafile", testworld.OriginCAInSandbox, "--header",
 			"Authorization: Bearer "+s.headerPH, "https://"+s.ip+"/m/opaque/")
 		requireStatus(t, res, 200)
 		require.Contains(t, res.Stdout, "issuer: "+s.e.OriginCACommonName()+"\n")
@@ -413,12 +413,12 @@ func (s *securitySuite) httpsRows(t *testing.T) {
 
 func (s *securitySuite) bigBodyRow(t *testing.T) {
 	res := s.probe(t, s.limited, "http", "--body-size", strconv.Itoa(10<<20+1),
-		"http://"+gatetest.OriginName+"/m/big-body/")
+		"http://"+testworld.OriginName+"/m/big-body/")
 	requireStatus(t, res, 413)
 	s.requireUnseen(t, "/m/big-body/")
 	t.Run("exactly 10 MiB passes", func(t *testing.T) {
 		requireStatus(t, s.probe(t, s.limited, "http", "--body-size", strconv.Itoa(10<<20),
-			"http://"+gatetest.OriginName+"/m/body-10mib/"), 200)
+			"http://"+testworld.OriginName+"/m/body-10mib/"), 200)
 		require.Equal(t, int64(10<<20), s.one(t, "/m/body-10mib/").BodyLen)
 	})
 }
@@ -442,7 +442,7 @@ func eventTimes(t *testing.T, stdout string) []int {
 
 func (s *securitySuite) streamRows(t *testing.T) {
 	t.Run("SSE flows unbuffered", func(t *testing.T) {
-		res := s.probe(t, s.limited, "stream", "http://"+gatetest.OriginName+"/sse/m/sse/")
+		res := s.probe(t, s.limited, "stream", "http://"+testworld.OriginName+"/sse/m/sse/")
 		requireStatus(t, res, 200)
 		times := eventTimes(t, res.Stdout)
 		require.Len(t, times, 3, res.Stdout)
@@ -458,7 +458,7 @@ func (s *securitySuite) streamRows(t *testing.T) {
 	})
 	t.Run("WebSocket to a credential-bound host is refused", func(t *testing.T) {
 		// Its frames would pass echo redaction by (docs/SECURITY.md).
-		res := s.probe(t, s.limited, "upgrade", "http://"+gatetest.OriginName+"/ws/m/ws-bound/")
+		res := s.probe(t, s.limited, "upgrade", "http://"+testworld.OriginName+"/ws/m/ws-bound/")
 		requireStatus(t, res, 403)
 		s.requireUnseen(t, "/ws/m/ws-bound/")
 	})
@@ -478,8 +478,8 @@ func (s *securitySuite) secretsAbsentRows(t *testing.T) {
 	for name, cmd := range map[string]string{
 		"env":          "env",
 		"proc environ": "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'",
-		"files": "grep -rIho -e " + gatetest.ShellQuote(headerSecret) + " -e " + gatetest.ShellQuote(bodySecret) +
-			" -e " + gatetest.ShellQuote(ipSecret) + " /etc /tmp /workspace /root 2>/dev/null; true",
+		"files": "grep -rIho -e " + testworld.ShellQuote(headerSecret) + " -e " + testworld.ShellQuote(bodySecret) +
+			" -e " + testworld.ShellQuote(ipSecret) + " /etc /tmp /workspace /root 2>/dev/null; true",
 	} {
 		t.Run(name, func(t *testing.T) {
 			for _, sb := range s.both() {
@@ -529,7 +529,7 @@ func spanAttr(sp *tracepb.Span, key string) string {
 // substituted credentials, and never a secret or a gate token.
 func (s *securitySuite) spanRows(t *testing.T) {
 	substituted := func(sp *tracepb.Span) bool {
-		return spanAttr(sp, "server.address") == gatetest.OriginName && spanAttr(sp, "sandgate.credential_ids") == "api"
+		return spanAttr(sp, "server.address") == testworld.OriginName && spanAttr(sp, "sandgate.credential_ids") == "api"
 	}
 	denied := func(sp *tracepb.Span) bool {
 		return spanAttr(sp, "server.address") == "notallowed.test" && spanAttr(sp, "sandgate.verdict") == "denied"
@@ -567,8 +567,8 @@ func (s *securitySuite) revokeRow(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "still admitted %s after the revocation", revokePoll)
 		time.Sleep(time.Second)
 	}
-	requireStatus(t, s.probe(t, s.limited, "http", "http://"+gatetest.OriginName+"/m/post-revoke/"), 403)
-	res := s.probe(t, s.limited, "connect", "--tls", net.JoinHostPort(gatetest.OriginName, "443"))
+	requireStatus(t, s.probe(t, s.limited, "http", "http://"+testworld.OriginName+"/m/post-revoke/"), 403)
+	res := s.probe(t, s.limited, "connect", "--tls", net.JoinHostPort(testworld.OriginName, "443"))
 	require.Contains(t, res.Stdout, "connect: 403\n", "stdout %q stderr %q", res.Stdout, res.Stderr)
 	s.requireUnseen(t, "/m/post-revoke/")
 }

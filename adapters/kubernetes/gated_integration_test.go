@@ -30,7 +30,7 @@ import (
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
-	"github.com/sandgate/sandgate/internal/gatetest"
+	"github.com/sandgate/sandgate/internal/testworld"
 	"github.com/sandgate/sandgate/ports/porttest"
 )
 
@@ -58,13 +58,13 @@ type gatedWorld struct {
 
 func newGatedWorld(t *testing.T, cli k8s.Interface) *gatedWorld {
 	t.Helper()
-	w := &gatedWorld{gateImage: os.Getenv(gatetest.GateImageEnv), body: "sandgate-origin-" + randomHex(t)}
+	w := &gatedWorld{gateImage: os.Getenv(testworld.GateImageEnv), body: "sandgate-origin-" + randomHex(t)}
 	if w.gateImage == "" {
-		w.gateImage = gatetest.BaseGateImage
+		w.gateImage = testworld.BaseGateImage
 	}
 	importImage(t, w.gateImage)
 	importImage(t, netsetupImage) // the origin's image: a test may run alone
-	w.store, w.url = gatetest.ServeControlPlane(t, gatetest.PodBridgeAddr(t), t.TempDir())
+	w.store, w.url = testworld.ServeControlPlane(t, testworld.PodBridgeAddr(t), t.TempDir())
 	w.originIP = startOrigin(t, cli, w.body)
 	return w
 }

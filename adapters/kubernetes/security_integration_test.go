@@ -19,7 +19,7 @@ import (
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
-	"github.com/sandgate/sandgate/internal/gatetest"
+	"github.com/sandgate/sandgate/internal/testworld"
 	"github.com/sandgate/sandgate/ports"
 )
 
@@ -40,8 +40,8 @@ const securityLabelVal = "kubernetes-security"
 func TestSecurity(t *testing.T) {
 	cfg, cli, base := connect(t)
 	image := base
-	if imageBuilt(gatetestRuntimeImage) {
-		image = gatetestRuntimeImage // has iptables: the "iptables -F" row
+	if imageBuilt(testworldRuntimeImage) {
+		image = testworldRuntimeImage // has iptables: the "iptables -F" row
 	}
 	importImage(t, image)
 	removeWithLabel(t, cli, securityLabelVal)
@@ -63,17 +63,17 @@ func TestSecurity(t *testing.T) {
 		sb, err := p.Provision(c, sandbox.Spec{SessionID: sid, Image: image, Networking: networking,
 			Gate: w.gate(t, sid, networking)})
 		require.NoError(t, err)
-		gatetest.UploadProbe(t, sb)
+		testworld.UploadProbe(t, sb)
 		return sb
 	}
 	limited := provision(domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{w.origin()}})
 	open := provision(domain.Networking{Type: domain.NetUnrestricted})
 	both := map[string]ports.Sandbox{"limited": limited, "unrestricted": open}
-	host := gatetest.PodBridgeAddr(t)
+	host := testworld.PodBridgeAddr(t)
 	traps := newTraps(t, host)
 
 	t.Run("the allowed origin through the gate", func(t *testing.T) {
-		res := gatetest.RunProbe(t, limited, "http", "http://"+w.origin()+"/")
+		res := testworld.RunProbe(t, limited, "http", "http://"+w.origin()+"/")
 		require.Contains(t, res.Stdout, "status: 200\n", "%+v", res)
 	})
 	t.Run("direct egress", func(t *testing.T) {
@@ -82,46 +82,46 @@ func TestSecurity(t *testing.T) {
 		for name, sb := range both {
 			for _, addr := range []string{w.origin(), traps.tcpAddr, cp.Host} {
 				t.Run(name+" tcp "+addr, func(t *testing.T) {
-					requireRefused(t, gatetest.RunProbe(t, sb, "tcp", addr), "connected")
+					requireRefused(t, testworld.RunProbe(t, sb, "tcp", addr), "connected")
 				})
 			}
 			t.Run(name+" udp", func(t *testing.T) {
-				requireRefused(t, gatetest.RunProbe(t, sb, "udp", traps.udpAddr), "reply:")
+				requireRefused(t, testworld.RunProbe(t, sb, "udp", traps.udpAddr), "reply:")
 			})
 			t.Run(name+" dns", func(t *testing.T) {
 				for _, proto := range []string{"udp", "tcp"} {
-					requireRefused(t, gatetest.RunProbe(t, sb, "dns", proto, traps.dnsAddr(proto), "leak.example"), "answer:")
+					requireRefused(t, testworld.RunProbe(t, sb, "dns", proto, traps.dnsAddr(proto), "leak.example"), "answer:")
 				}
 			})
 		}
 		traps.requireUntouched(t)
-		require.Equal(t, 0, gatetest.RunProbe(t, limited, "tcp", gatewire.ProxyAddr).ExitCode,
+		require.Equal(t, 0, testworld.RunProbe(t, limited, "tcp", gatewire.ProxyAddr).ExitCode,
 			"the gate's proxy port is the one way out")
 	})
 	t.Run("privileges", func(t *testing.T) {
-		res := gatetest.RunProbe(t, limited, "raw")
+		res := testworld.RunProbe(t, limited, "raw")
 		requireRefused(t, res, "opened")
-		res = gatetest.RunProbe(t, limited, "setuid", strconv.Itoa(gatewire.UID))
+		res = testworld.RunProbe(t, limited, "setuid", strconv.Itoa(gatewire.UID))
 		requireRefused(t, res, "uid ")
-		res = gatetest.Exec(t, limited, "grep '^CapEff:' /proc/self/status")
+		res = testworld.Exec(t, limited, "grep '^CapEff:' /proc/self/status")
 		eff, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(res.Stdout, "CapEff:")), 16, 64)
 		require.NoError(t, err, res.Stdout)
 		for name, bit := range map[string]uint{"NET_ADMIN": 12, "NET_RAW": 13, "SETUID": 7, "SETGID": 6} {
 			require.Zero(t, eff&(1<<bit), "the sandbox holds CAP_%s (CapEff %x)", name, eff)
 		}
-		if image == gatetestRuntimeImage {
+		if image == testworldRuntimeImage {
 			for _, cmd := range []string{"iptables -F", "iptables -F OUTPUT", "ip6tables -F", "iptables -P OUTPUT ACCEPT"} {
-				require.NotEqual(t, 0, gatetest.Exec(t, limited, cmd).ExitCode, "%s succeeded", cmd)
+				require.NotEqual(t, 0, testworld.Exec(t, limited, cmd).ExitCode, "%s succeeded", cmd)
 			}
 		}
-		requireRefused(t, gatetest.RunProbe(t, limited, "tcp", w.origin()), "connected")
+		requireRefused(t, testworld.RunProbe(t, limited, "tcp", w.origin()), "connected")
 	})
 	// The firewall governs IP in the pod's network namespace; vsock and the
 	// other families go past it, so the sandbox's Localhost seccomp profile
 	// denies them (on the unrestricted sandbox as well).
 	for name, sb := range both {
 		t.Run("socket families "+name, func(t *testing.T) {
-			gatetest.RequireFamiliesNarrowed(t, gatetest.RunProbe(t, sb, "families"))
+			testworld.RequireFamiliesNarrowed(t, testworld.RunProbe(t, sb, "families"))
 		})
 	}
 	t.Run("ssrf", func(t *testing.T) {
@@ -132,13 +132,13 @@ func TestSecurity(t *testing.T) {
 		for _, target := range targets {
 			for name, sb := range both {
 				t.Run(name+" "+target, func(t *testing.T) {
-					res := gatetest.RunProbe(t, sb, "http", target)
+					res := testworld.RunProbe(t, sb, "http", target)
 					require.Contains(t, res.Stdout, "status: 403\n", "%+v", res)
 				})
 			}
 		}
 		t.Run("unrestricted does not mean private addresses", func(t *testing.T) {
-			res := gatetest.RunProbe(t, open, "http", "http://"+w.origin()+"/")
+			res := testworld.RunProbe(t, open, "http", "http://"+w.origin()+"/")
 			require.Contains(t, res.Stdout, "status: 403\n", "%+v", res)
 		})
 		traps.requireUntouched(t)
@@ -170,7 +170,7 @@ func TestSecurity(t *testing.T) {
 	})
 	t.Run("the gate token stays in the sidecar", func(t *testing.T) {
 		for name, sb := range both {
-			res := gatetest.Exec(t, sb, "env; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'; ls -A /etc/sandgate-gate")
+			res := testworld.Exec(t, sb, "env; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'; ls -A /etc/sandgate-gate")
 			require.NotContains(t, res.Stdout, gatewire.TokenPrefix, name)
 			require.NotContains(t, res.Stdout, "GATE_TOKEN", name)
 			require.Contains(t, res.Stdout, "ca.pem", name)
@@ -178,9 +178,9 @@ func TestSecurity(t *testing.T) {
 	})
 }
 
-// gatetestRuntimeImage is the gate's runtime stage (Debian with iptables),
+// testworldRuntimeImage is the gate's runtime stage (Debian with iptables),
 // which `make gate-image` builds.
-const gatetestRuntimeImage = "sandgate/gate-runtime:dev"
+const testworldRuntimeImage = "sandgate/gate-runtime:dev"
 
 func imageBuilt(ref string) bool {
 	return exec.Command("docker", "image", "inspect", ref).Run() == nil

@@ -17,7 +17,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/sandgate/sandgate/adapters/docker"
-	"github.com/sandgate/sandgate/internal/gatetest"
+	"github.com/sandgate/sandgate/internal/testworld"
 	"github.com/sandgate/sandgate/ports"
 )
 
@@ -27,7 +27,7 @@ import (
 // sandgate_gate_verdicts_total on the executor's /metrics, reported by the
 // gate to the executor's gate listener.
 func TestGateVerdictsOnMetrics(t *testing.T) {
-	env := gatetest.New(t)
+	env := testworld.New(t)
 	gateImage := env.GateImage(t)
 
 	// A free port on the network's gateway for the gate listener (the

@@ -28,7 +28,7 @@ import (
 	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
-	"github.com/sandgate/sandgate/internal/gatetest"
+	"github.com/sandgate/sandgate/internal/testworld"
 )
 
 const e2eImage = "sandgate/executor:dev"
@@ -92,7 +92,7 @@ func TestChartServesASession(t *testing.T) {
 	for gatePort == port {
 		gatePort = freePort(t)
 	}
-	bridge := gatetest.PodBridgeAddr(t)
+	bridge := testworld.PodBridgeAddr(t)
 	run(t, kubeconfig, kubectl, "create", "namespace", ns)
 	t.Cleanup(func() {
 		// Deleting the namespace removes the release's objects and any

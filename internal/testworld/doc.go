@@ -1,6 +1,7 @@
-// Package gatetest is test support for the gate's bypass suite on a real
-// Docker engine (adapters/docker/security_integration_test.go). It is an
-// ordinary package so that test files can import it, but nothing outside
+// Package testworld is the world the integration tests run in, on a real
+// Docker engine (and, for the Kubernetes suites, the test cluster's pod
+// bridge): the Docker and Kubernetes conformance and bypass suites,
+// cmd/executor, deploy/helm and e2e all use it. It is an ordinary package so that test files can import it, but nothing outside
 // tests should: it builds binaries and images, starts containers and
 // serves a control plane, all removed when the test ends.
 //
@@ -12,4 +13,4 @@
 // and DNS, logging every request), a gate image that trusts the origin's
 // test CA, and a gated Docker provider whose sandboxes get the probe
 // uploaded to /tmp/probe.
-package gatetest
+package testworld

@@ -1,4 +1,4 @@
-package gatetest
+package testworld
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 
 // probePackage is the probe's import path, built with the go command that
 // runs the test.
-const probePackage = "github.com/sandgate/sandgate/internal/gatetest/probe"
+const probePackage = "github.com/sandgate/sandgate/internal/testworld/probe"
 
 // buildProbe builds the probe static (CGO_ENABLED=0) into dir.
 func buildProbe(t *testing.T, dir string) string {

@@ -1,4 +1,4 @@
-package gatetest
+package testworld
 
 import (
 	"net"

@@ -1,6 +1,6 @@
 //go:build integration
 
-package gatetest
+package testworld
 
 import (
 	"context"
