@@ -159,7 +159,7 @@ func (a *api) authed(h http.HandlerFunc) http.Handler {
 		if a.opts.Token != "" && !a.authorized(r.Header) {
 			if ok, n := a.opts.Refusals.Allow(); ok {
 				a.log.WarnContext(r.Context(), "api request refused", "reason", "missing or wrong API token",
-					"method", r.Method, "path", clipString(r.URL.Path), "remote", r.RemoteAddr, "suppressed", n)
+					"method", r.Method, "path", domain.Clip(r.URL.Path), "remote", r.RemoteAddr, "suppressed", n)
 			}
 			w.Header().Set("WWW-Authenticate", bearerScheme)
 			writeError(w, http.StatusUnauthorized, CodeUnauthorized, "a valid API token is required")
@@ -287,7 +287,7 @@ func (a *api) delete(w http.ResponseWriter, r *http.Request) {
 	checkpoint := false
 	if v := r.URL.Query().Get("checkpoint"); err == nil && v != "" {
 		if checkpoint, err = strconv.ParseBool(v); err != nil {
-			err = fmt.Errorf("%w: checkpoint: %q is not a boolean", session.ErrInvalidRequest, clipString(v))
+			err = fmt.Errorf("%w: checkpoint: %q is not a boolean", session.ErrInvalidRequest, domain.Clip(v))
 		}
 	}
 	if err == nil {
@@ -324,14 +324,6 @@ func (a *api) exec(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	a.reply(w, r, NewExecResponse(res), err)
-}
-
-// clipString shortens a caller's value for an error message.
-func clipString(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
 }
 
 // copyOut streams src to w and reports a failure mid-stream, after the

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
 )
@@ -26,7 +27,7 @@ func (a *api) readFile(w http.ResponseWriter, r *http.Request) {
 		n, perr := strconv.ParseInt(v, 10, 64)
 		switch {
 		case perr != nil || n <= 0:
-			err = fmt.Errorf("%w: max_bytes: %q is not a positive integer", session.ErrInvalidRequest, clipString(v))
+			err = fmt.Errorf("%w: max_bytes: %q is not a positive integer", session.ErrInvalidRequest, domain.Clip(v))
 		case n < maxBytes:
 			maxBytes = n
 		}
@@ -142,7 +143,7 @@ func (a *api) readBatch(w http.ResponseWriter, r *http.Request, h *hold) ([]sand
 			continue
 		case tar.TypeReg:
 		default:
-			return nil, fmt.Errorf("%w: entry %d %q: type %q is not a regular file or a directory", session.ErrInvalidRequest, i, clipString(hdr.Name), string(hdr.Typeflag))
+			return nil, fmt.Errorf("%w: entry %d %q: type %q is not a regular file or a directory", session.ErrInvalidRequest, i, domain.Clip(hdr.Name), string(hdr.Typeflag))
 		}
 		if hdr.Size < 0 {
 			return nil, fmt.Errorf("%w: entry %d: negative size", session.ErrInvalidRequest, i)
@@ -189,7 +190,7 @@ func memberPath(root, name, field string) (string, error) {
 	}
 	rel := strings.TrimPrefix(name, "./")
 	if rel == "" || strings.HasPrefix(rel, "/") || path.Clean(rel) != rel || rel == ".." || strings.HasPrefix(rel, "../") {
-		return "", fmt.Errorf("%w: %s %q: must be a clean relative path inside root", session.ErrInvalidRequest, field, clipString(name))
+		return "", fmt.Errorf("%w: %s %q: must be a clean relative path inside root", session.ErrInvalidRequest, field, domain.Clip(name))
 	}
 	target := path.Join(root, rel)
 	if err := session.CheckPath(field, target); err != nil {

@@ -41,7 +41,7 @@ var _ ports.Service = (*Client)(nil)
 func NewClient(baseURL, token string, hc *http.Client) (*Client, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("api url %q: must be an absolute http or https URL", clipString(baseURL))
+		return nil, fmt.Errorf("api url %q: must be an absolute http or https URL", domain.Clip(baseURL))
 	}
 	if hc == nil {
 		hc = http.DefaultClient

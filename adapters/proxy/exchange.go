@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
 )
 
@@ -63,14 +64,7 @@ func (p *Proxy) begin(r *http.Request) *exchange {
 		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
 	}
 	_, span := p.tracer.Start(context.Background(), spanName, opts...)
-	return &exchange{p: p, span: span, start: time.Now(), method: clip(r.Method), verdict: egress.Verdict{Rule: ruleNotProxy}}
-}
-
-func clip(s string) string {
-	if len(s) > maxAttrLen {
-		return s[:maxAttrLen]
-	}
-	return s
+	return &exchange{p: p, span: span, start: time.Now(), method: domain.ClipTo(r.Method, maxAttrLen), verdict: egress.Verdict{Rule: ruleNotProxy}}
 }
 
 // decided records the target and the policy's verdict on it; raw is what
@@ -82,7 +76,7 @@ func (x *exchange) decided(t egress.Target, raw string, v egress.Verdict) {
 	if t.Port != 0 {
 		x.address, x.port = t.Host.String(), int(t.Port)
 	} else {
-		x.address = clip(raw)
+		x.address = domain.ClipTo(raw, maxAttrLen)
 	}
 }
 

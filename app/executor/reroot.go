@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/ports"
 )
@@ -21,7 +22,7 @@ func Reroot(workdir, name string) (string, error) {
 	clean := path.Clean(strings.TrimSuffix(name, "/"))
 	if name == "" || path.IsAbs(name) || strings.IndexByte(name, 0) >= 0 || clean == ".." ||
 		strings.HasPrefix(clean, "../") || clean == "." || hasDotDot(name) {
-		return "", fmt.Errorf("%w: member %q: must be a relative name under the workdir's directory", ports.ErrBadCheckpoint, clip(name))
+		return "", fmt.Errorf("%w: member %q: must be a relative name under the workdir's directory", ports.ErrBadCheckpoint, domain.Clip(name))
 	}
 	_, rest, _ := strings.Cut(clean, "/")
 	if rest == "" {
@@ -112,13 +113,4 @@ func RestoreScripts(entries []RestoreEntry) []string {
 		out = append(out, b.String())
 	}
 	return out
-}
-
-// clip shortens a checkpoint's member name for an error message.
-func clip(s string) string {
-	const max = 64
-	if len(s) <= max {
-		return s
-	}
-	return s[:max] + "…"
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/adapters/telemetry"
+	"github.com/sandgate/sandgate/core/domain"
 )
 
 // requestsMetric counts the API's requests by route (the mux pattern that
@@ -34,6 +35,10 @@ var quiet = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
 // requests refused 401 pass through refusals: a client without the token
 // could otherwise write the log as fast as it can send (the metric still
 // counts every one).
+// maxLogValue bounds a client-chosen string (an unvalidated id, a path) in
+// the request log line.
+const maxLogValue = 256
+
 func accessLog(next http.Handler, mp metric.MeterProvider, log *slog.Logger, refusals *httpapi.RefusalSampler) (http.Handler, error) {
 	requests, err := mp.Meter("github.com/sandgate/sandgate/cmd/executor").Int64Counter(requestsMetric,
 		metric.WithDescription("Requests to the executor's HTTP API by route and status."),
@@ -73,7 +78,7 @@ func accessLog(next http.Handler, mp metric.MeterProvider, log *slog.Logger, ref
 			if route == "" {
 				route = "unmatched"
 			}
-			sid := clip(r.PathValue("id")) // unvalidated yet: the client's string
+			sid := domain.ClipTo(r.PathValue("id"), maxLogValue) // unvalidated yet: the client's string
 			if sid != "" {
 				trace.SpanFromContext(r.Context()).SetAttributes(telemetry.SessionIDKey.String(sid))
 			}
@@ -92,7 +97,7 @@ func accessLog(next http.Handler, mp metric.MeterProvider, log *slog.Logger, ref
 				attrs = append(attrs, slog.Int64("suppressed", n))
 			}
 			attrs = append(attrs, []slog.Attr{slog.String("method", r.Method), slog.String("route", route),
-				slog.String("path", clip(r.URL.Path)), slog.Int("status", code), slog.Int64("bytes", written.Load()),
+				slog.String("path", domain.ClipTo(r.URL.Path, maxLogValue)), slog.Int("status", code), slog.Int64("bytes", written.Load()),
 				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000)}...)
 			if sid != "" {
 				attrs = append(attrs, slog.String("session_id", sid))
@@ -105,12 +110,4 @@ func accessLog(next http.Handler, mp metric.MeterProvider, log *slog.Logger, ref
 		next.ServeHTTP(ww, r)
 		aborted = false
 	}), nil
-}
-
-// clip bounds a client-chosen string in a log line.
-func clip(s string) string {
-	if len(s) > 256 {
-		return s[:256] + "…"
-	}
-	return s
 }

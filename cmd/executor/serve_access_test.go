@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/core/domain"
 )
 
 // TestAccessLogClipsSessionID: the id in the path is the client's string,
@@ -36,9 +38,9 @@ func TestAccessLogClipsSessionID(t *testing.T) {
 	}
 }
 
-// requireClipped checks got is clip(s) without printing s on failure.
+// requireClipped checks got is s clipped for the log line without printing s on failure.
 func requireClipped(t *testing.T, s, got string) {
 	t.Helper()
-	require.Len(t, got, len(clip(s)), "clipped")
+	require.Len(t, got, len(domain.ClipTo(s, maxLogValue)), "clipped")
 	require.True(t, strings.HasPrefix(s, strings.TrimSuffix(got, "…")), "a prefix of the id")
 }

@@ -71,14 +71,14 @@ func ParseID(prefix, s string) (ID, error) {
 	}
 	body, ok := strings.CutPrefix(s, prefix+"_")
 	if !ok {
-		return "", fmt.Errorf("%w %q: must start with %q", ErrInvalidID, clip(s), prefix+"_")
+		return "", fmt.Errorf("%w %q: must start with %q", ErrInvalidID, Clip(s), prefix+"_")
 	}
 	if len(body) != idBodyLen {
-		return "", fmt.Errorf("%w %q: want %d characters after %q, got %d", ErrInvalidID, clip(s), idBodyLen, prefix+"_", len(body))
+		return "", fmt.Errorf("%w %q: want %d characters after %q, got %d", ErrInvalidID, Clip(s), idBodyLen, prefix+"_", len(body))
 	}
 	for i := 0; i < len(body); i++ {
 		if strings.IndexByte(crockford, body[i]) < 0 {
-			return "", fmt.Errorf("%w %q: character %q at offset %d is not lower-case Crockford base32", ErrInvalidID, clip(s), body[i], len(prefix)+1+i)
+			return "", fmt.Errorf("%w %q: character %q at offset %d is not lower-case Crockford base32", ErrInvalidID, Clip(s), body[i], len(prefix)+1+i)
 		}
 	}
 	// The last character carries only the low bits of the final byte group;
@@ -89,23 +89,14 @@ func ParseID(prefix, s string) (ID, error) {
 // validPrefix accepts 1..16 lower-case ASCII letters.
 func validPrefix(p string) error {
 	if p == "" || len(p) > maxPrefixLen {
-		return fmt.Errorf("prefix %q must be 1 to %d lower-case letters", clip(p), maxPrefixLen)
+		return fmt.Errorf("prefix %q must be 1 to %d lower-case letters", Clip(p), maxPrefixLen)
 	}
 	for i := 0; i < len(p); i++ {
 		if p[i] < 'a' || p[i] > 'z' {
-			return fmt.Errorf("prefix %q must be 1 to %d lower-case letters", clip(p), maxPrefixLen)
+			return fmt.Errorf("prefix %q must be 1 to %d lower-case letters", Clip(p), maxPrefixLen)
 		}
 	}
 	return nil
-}
-
-// clip shortens hostile input before it is echoed in an error message.
-func clip(s string) string {
-	const max = 64
-	if len(s) <= max {
-		return s
-	}
-	return s[:max] + "…"
 }
 
 // IsZero reports whether the id is empty (never assigned).
@@ -129,13 +120,13 @@ func ValidateSessionID(id ID) error {
 		return fmt.Errorf("%w: session id is empty", ErrInvalidID)
 	}
 	if len(s) > maxSessionIDLen {
-		return fmt.Errorf("%w %q: session id longer than %d characters", ErrInvalidID, clip(s), maxSessionIDLen)
+		return fmt.Errorf("%w %q: session id longer than %d characters", ErrInvalidID, Clip(s), maxSessionIDLen)
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
 		if !alnum && (c != '_' || i == 0 || i == len(s)-1) {
-			return fmt.Errorf("%w %q: session id may hold only lower-case letters, digits and inner '_' (offset %d)", ErrInvalidID, clip(s), i)
+			return fmt.Errorf("%w %q: session id may hold only lower-case letters, digits and inner '_' (offset %d)", ErrInvalidID, Clip(s), i)
 		}
 	}
 	return nil

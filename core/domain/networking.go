@@ -45,7 +45,7 @@ func (n Networking) Validate() error {
 	switch n.Type {
 	case NetUnrestricted, NetLimited:
 	default:
-		return fmt.Errorf("networking.type %q: must be %q or %q", clip(string(n.Type)), NetUnrestricted, NetLimited)
+		return fmt.Errorf("networking.type %q: must be %q or %q", Clip(string(n.Type)), NetUnrestricted, NetLimited)
 	}
 	if len(n.AllowedHosts) > maxAllowedHosts {
 		return fmt.Errorf("networking.allowed_hosts: %d entries, at most %d", len(n.AllowedHosts), maxAllowedHosts)
@@ -53,7 +53,7 @@ func (n Networking) Validate() error {
 	for i, h := range n.AllowedHosts {
 		// 253 for a name, plus "*.", brackets and ":65535".
 		if h == "" || len(h) > 253+10 || strings.ContainsAny(h, " \t\r\n\\@?#\x00") || strings.Contains(h, "://") {
-			return fmt.Errorf("networking.allowed_hosts[%d] %q: must be a host name, an IP address or a CIDR, optionally with :port", i, clip(h))
+			return fmt.Errorf("networking.allowed_hosts[%d] %q: must be a host name, an IP address or a CIDR, optionally with :port", i, Clip(h))
 		}
 	}
 	return nil

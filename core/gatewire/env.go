@@ -236,7 +236,7 @@ func parseFirewallMode(v string) (preinstalled bool, err error) {
 	case firewallPreinstalled:
 		return true, nil
 	}
-	return false, fmt.Errorf("%q: want %q or %q", clip(v), firewallSelf, firewallPreinstalled)
+	return false, fmt.Errorf("%q: want %q or %q", domain.Clip(v), firewallSelf, firewallPreinstalled)
 }
 
 // ParseID reads GATE_UID or GATE_GID: a plain integer from 1 to 2^31-1, UID
@@ -247,7 +247,7 @@ func ParseID(v string) (uint32, error) {
 	}
 	n, err := strconv.ParseUint(v, 10, 32)
 	if err != nil || n < 1 || n > maxID || strconv.FormatUint(n, 10) != v {
-		return 0, fmt.Errorf("%q: want a plain integer from 1 to %d", clip(v), maxID)
+		return 0, fmt.Errorf("%q: want a plain integer from 1 to %d", domain.Clip(v), maxID)
 	}
 	return uint32(n), nil
 }
@@ -261,11 +261,11 @@ func ParseAddr(v string) (netip.AddrPort, error) {
 	ap, err := netip.ParseAddrPort(v)
 	switch {
 	case err != nil:
-		return netip.AddrPort{}, fmt.Errorf("%q: want a loopback IP and a port, e.g. %s", clip(v), ProxyAddr)
+		return netip.AddrPort{}, fmt.Errorf("%q: want a loopback IP and a port, e.g. %s", domain.Clip(v), ProxyAddr)
 	case !ap.Addr().IsLoopback() || ap.Addr().Zone() != "":
-		return netip.AddrPort{}, fmt.Errorf("%q: only a loopback address is allowed (the proxy must never be reachable from outside the sandbox)", clip(v))
+		return netip.AddrPort{}, fmt.Errorf("%q: only a loopback address is allowed (the proxy must never be reachable from outside the sandbox)", domain.Clip(v))
 	case ap.Port() == 0:
-		return netip.AddrPort{}, fmt.Errorf("%q: port 0", clip(v))
+		return netip.AddrPort{}, fmt.Errorf("%q: port 0", domain.Clip(v))
 	}
 	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), nil
 }
@@ -276,7 +276,7 @@ func parseInterval(v string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d < minFetchInterval {
-		return 0, fmt.Errorf("%q: want a Go duration of at least %v, e.g. 30s", clip(v), minFetchInterval)
+		return 0, fmt.Errorf("%q: want a Go duration of at least %v, e.g. 30s", domain.Clip(v), minFetchInterval)
 	}
 	return d, nil
 }
@@ -289,7 +289,7 @@ func parseTunnelIdle(v string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d < minTunnelIdle {
-		return 0, fmt.Errorf("%q: want a Go duration of at least %v, e.g. 5m", clip(v), minTunnelIdle)
+		return 0, fmt.Errorf("%q: want a Go duration of at least %v, e.g. 5m", domain.Clip(v), minTunnelIdle)
 	}
 	return d, nil
 }
@@ -301,15 +301,7 @@ func ParseCAFile(v string) (string, error) {
 		return CAFile, nil
 	}
 	if !filepath.IsAbs(v) || filepath.Clean(v) != v || v == "/" || strings.ContainsRune(v, 0) {
-		return "", fmt.Errorf("%q: want an absolute, clean file path", clip(v))
+		return "", fmt.Errorf("%q: want an absolute, clean file path", domain.Clip(v))
 	}
 	return v, nil
-}
-
-// clip bounds a quoted value in an error.
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
 }

@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandgate/sandgate/core/sandbox/shell"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/core/sandbox/shell"
 )
 
 // tempNonce matches the random part of a single write's temporary name, so

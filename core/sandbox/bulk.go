@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sandgate/sandgate/core/domain"
 )
 
 // BulkWrite is the plan of one WriteFiles batch (C-BULK-1..3): where every
@@ -143,15 +145,15 @@ func (b *BulkWrite) checkConflicts() error {
 	}
 	for i, m := range b.members {
 		if ours[m.target] {
-			return fmt.Errorf("files[%d].path %q: %w", i, clipText(m.target, 256), errNonceCollision)
+			return fmt.Errorf("files[%d].path %q: %w", i, domain.ClipTo(m.target, 256), errNonceCollision)
 		}
 		for p := path.Dir(m.target); p != "/"; p = path.Dir(p) {
 			if j, ok := targets[p]; ok {
 				return fmt.Errorf("files[%d].path %q: parent %q is files[%d], written as a file: %w",
-					i, clipText(m.target, 256), clipText(p, 256), j, ErrNotDirectory)
+					i, domain.ClipTo(m.target, 256), domain.ClipTo(p, 256), j, ErrNotDirectory)
 			}
 			if ours[p] {
-				return fmt.Errorf("files[%d].path %q: %w", i, clipText(m.target, 256), errNonceCollision)
+				return fmt.Errorf("files[%d].path %q: %w", i, domain.ClipTo(m.target, 256), errNonceCollision)
 			}
 		}
 	}

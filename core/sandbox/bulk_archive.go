@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/sandgate/sandgate/core/domain"
 )
 
 // bulkEpoch is the entries' mtime in a plan made by planBulk (the golden
@@ -92,10 +94,10 @@ func (b *BulkWrite) writeEntry(tw *tar.Writer, p, strip string, data []byte) err
 		Format:   tar.FormatGNU,
 	}
 	if err := tw.WriteHeader(hdr); err != nil {
-		return fmt.Errorf("bulk archive: %s: %w", clipText(p, 256), err)
+		return fmt.Errorf("bulk archive: %s: %w", domain.ClipTo(p, 256), err)
 	}
 	if _, err := tw.Write(data); err != nil {
-		return fmt.Errorf("bulk archive: %s: %w", clipText(p, 256), err)
+		return fmt.Errorf("bulk archive: %s: %w", domain.ClipTo(p, 256), err)
 	}
 	return nil
 }

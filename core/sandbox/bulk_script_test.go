@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandgate/sandgate/core/sandbox/shell"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/core/sandbox/shell"
 )
 
 // The bulk scripts run by the host's bash against real files, the way each

@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandgate/sandgate/core/sandbox/shell"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/core/sandbox/shell"
 )
 
 // goldenNonce is the nonce of every golden plan.

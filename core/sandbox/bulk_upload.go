@@ -7,6 +7,8 @@ import (
 	"io"
 	"path"
 	"strings"
+
+	"github.com/sandgate/sandgate/core/domain"
 )
 
 // Upload is one Docker archive PUT of a batch: some of its members, to be
@@ -64,7 +66,7 @@ func (b *BulkWrite) WriteUpload(w io.Writer, u Upload) error {
 	for _, i := range u.members {
 		m := b.members[i]
 		if !strings.HasPrefix(m.temp, strip) {
-			return fmt.Errorf("bulk archive: %s is not below %q", clipText(m.temp, 256), clipText(u.Dir, 256))
+			return fmt.Errorf("bulk archive: %s is not below %q", domain.ClipTo(m.temp, 256), domain.ClipTo(u.Dir, 256))
 		}
 		if err := b.writeEntry(tw, m.temp, strip, m.data); err != nil {
 			return err

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"fmt"
 	"sort"
+
+	"github.com/sandgate/sandgate/core/domain"
 )
 
 // reservedEnv are names the platform sets or whose value would change how
@@ -47,7 +49,7 @@ func ValidateEnv(env map[string]string) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		if !ValidEnvName(k) {
-			return fmt.Errorf("env: invalid variable name %q: must match [A-Za-z_][A-Za-z0-9_]*", clipText(k, 64))
+			return fmt.Errorf("env: invalid variable name %q: must match [A-Za-z_][A-Za-z0-9_]*", domain.Clip(k))
 		}
 	}
 	return nil

@@ -5,8 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandgate/sandgate/core/sandbox/shell"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/core/sandbox/shell"
 )
 
 func TestValidateExec(t *testing.T) {

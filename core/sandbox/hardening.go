@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/gatewire"
 )
 
@@ -107,7 +108,7 @@ func normalizeCaps(caps []string) ([]string, error) {
 				return nil, fmt.Errorf("%q must be the only entry", "ALL")
 			}
 		case !knownCaps[n]:
-			return nil, fmt.Errorf("unknown capability %q", clipText(c, 64))
+			return nil, fmt.Errorf("unknown capability %q", domain.Clip(c))
 		}
 		if !slices.Contains(out, n) {
 			out = append(out, n)
@@ -171,7 +172,7 @@ func HardeningFromEnv(getenv func(string) string) (Hardening, error) {
 		if v := getenv(f.name); v != "" {
 			n, err := parsePlainUint(v, f.max)
 			if err != nil {
-				return Hardening{}, fmt.Errorf("%s=%q: %w", f.name, clipText(v, 64), err)
+				return Hardening{}, fmt.Errorf("%s=%q: %w", f.name, domain.Clip(v), err)
 			}
 			*f.dst = n
 		}
@@ -184,7 +185,7 @@ func HardeningFromEnv(getenv func(string) string) (Hardening, error) {
 		parts := strings.Split(v, ",")
 		caps, err := normalizeCaps(parts)
 		if err != nil {
-			return Hardening{}, fmt.Errorf("%s=%q: %w", EnvCapDrop, clipText(v, 64), err)
+			return Hardening{}, fmt.Errorf("%s=%q: %w", EnvCapDrop, domain.Clip(v), err)
 		}
 		h.CapDrop = caps
 	}
@@ -194,13 +195,13 @@ func HardeningFromEnv(getenv func(string) string) (Hardening, error) {
 			h.ReadOnlyRootfs = true
 		case "false":
 		default:
-			return Hardening{}, fmt.Errorf("%s=%q: want true or false", EnvReadOnlyRootfs, clipText(v, 64))
+			return Hardening{}, fmt.Errorf("%s=%q: want true or false", EnvReadOnlyRootfs, domain.Clip(v))
 		}
 	}
 	if v := getenv(EnvRunAsUser); v != "" {
 		n, err := parsePlainUint(v, maxUID)
 		if err != nil {
-			return Hardening{}, fmt.Errorf("%s=%q: %w", EnvRunAsUser, clipText(v, 64), err)
+			return Hardening{}, fmt.Errorf("%s=%q: %w", EnvRunAsUser, domain.Clip(v), err)
 		}
 		h.RunAsUser = &n
 	}

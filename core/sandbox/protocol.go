@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/sandgate/sandgate/core/domain"
 )
 
 // The in-sandbox scripts (single writes, reads, bulk writes) report a
@@ -126,7 +128,7 @@ func classifyScript(exitCode int, stderr string, paths []string) error {
 	}
 	sentinel := classSentinel(exitCode)
 	if sentinel == nil {
-		return fmt.Errorf("sandbox script exited %d: %s", exitCode, clipText(stderr, 512))
+		return fmt.Errorf("sandbox script exited %d: %s", exitCode, domain.ClipTo(strings.TrimSpace(stderr), 512))
 	}
 	f, ok := parseFault(stderr)
 	path := ""
@@ -141,23 +143,14 @@ func classifyScript(exitCode int, stderr string, paths []string) error {
 	}
 	switch exitCode {
 	case ExitNotWritable:
-		return &PathNotWritableError{Path: path, Reason: clipText(f.Reason, 256)}
+		return &PathNotWritableError{Path: path, Reason: domain.ClipTo(strings.TrimSpace(f.Reason), 256)}
 	case ExitNotReadable:
 		if f.Reason != "" {
-			return fmt.Errorf("%s: %w: %s", path, sentinel, clipText(f.Reason, 256))
+			return fmt.Errorf("%s: %w: %s", path, sentinel, domain.ClipTo(strings.TrimSpace(f.Reason), 256))
 		}
 	}
 	if path == "" {
 		return sentinel
 	}
 	return fmt.Errorf("%s: %w", path, sentinel)
-}
-
-// clipText bounds text echoed from a sandbox into an error message.
-func clipText(s string, max int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= max {
-		return s
-	}
-	return s[:max] + "…"
 }

@@ -11,8 +11,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/sandgate/sandgate/core/sandbox/shell"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/core/sandbox/shell"
 )
 
 func TestReadArgs(t *testing.T) {

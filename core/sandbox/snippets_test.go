@@ -14,8 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandgate/sandgate/core/sandbox/shell"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/core/sandbox/shell"
 )
 
 // shellRun runs an in-sandbox script with the host's bash the way an adapter

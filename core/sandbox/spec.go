@@ -115,7 +115,7 @@ func validateImage(field, ref string) error {
 	case len(ref) > maxImageRefLen:
 		return fmt.Errorf("%s: longer than %d characters", field, maxImageRefLen)
 	case strings.IndexFunc(ref, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
-		return fmt.Errorf("%s %q: holds whitespace or control characters", field, clipText(ref, 64))
+		return fmt.Errorf("%s %q: holds whitespace or control characters", field, domain.Clip(ref))
 	}
 	return nil
 }
@@ -126,19 +126,19 @@ func validateImage(field, ref string) error {
 func ValidateWorkdir(dir string) error {
 	switch {
 	case !strings.HasPrefix(dir, "/"):
-		return fmt.Errorf("workdir %q: must be an absolute path", clipText(dir, 64))
+		return fmt.Errorf("workdir %q: must be an absolute path", domain.Clip(dir))
 	case path.Clean(dir) != dir:
-		return fmt.Errorf("workdir %q: must be clean (no '.', '..', '//' or trailing '/')", clipText(dir, 64))
+		return fmt.Errorf("workdir %q: must be clean (no '.', '..', '//' or trailing '/')", domain.Clip(dir))
 	case dir == "/":
 		return fmt.Errorf("workdir %q: must not be the root directory", dir)
 	case len(dir) > 1024:
 		return fmt.Errorf("workdir: longer than 1024 bytes")
 	case strings.IndexFunc(dir, func(r rune) bool { return r < ' ' || r == 0x7f }) >= 0:
-		return fmt.Errorf("workdir %q: holds control characters", clipText(dir, 64))
+		return fmt.Errorf("workdir %q: holds control characters", domain.Clip(dir))
 	}
 	for _, k := range []string{"/proc", "/sys", "/dev"} {
 		if dir == k || strings.HasPrefix(dir, k+"/") {
-			return fmt.Errorf("workdir %q: must not be under %s", clipText(dir, 64), k)
+			return fmt.Errorf("workdir %q: must not be under %s", domain.Clip(dir), k)
 		}
 	}
 	return nil
@@ -151,7 +151,7 @@ func (g *GateSpec) validate() error {
 	}
 	u, err := url.Parse(g.ControlplaneURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("gate.controlplane_url %q: must be an absolute http or https URL", clipText(g.ControlplaneURL, 128))
+		return fmt.Errorf("gate.controlplane_url %q: must be an absolute http or https URL", domain.ClipTo(g.ControlplaneURL, 128))
 	}
 	return nil
 }

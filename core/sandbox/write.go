@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox/shell"
 )
 
@@ -26,13 +27,13 @@ func CheckFilePath(p string) error {
 	case p == "":
 		return fmt.Errorf("path: empty")
 	case strings.IndexByte(p, 0) >= 0:
-		return fmt.Errorf("path %q: contains a NUL byte", clipText(p, 256))
+		return fmt.Errorf("path %q: contains a NUL byte", domain.ClipTo(p, 256))
 	case len(p) > maxPathBytes:
 		return fmt.Errorf("path: %d bytes, longer than %d", len(p), maxPathBytes)
 	case !path.IsAbs(p):
-		return fmt.Errorf("path %q: not absolute", clipText(p, 256))
+		return fmt.Errorf("path %q: not absolute", domain.ClipTo(p, 256))
 	case path.Clean(p) != p:
-		return fmt.Errorf("path %q: not clean (want %q)", clipText(p, 256), clipText(path.Clean(p), 256))
+		return fmt.Errorf("path %q: not clean (want %q)", domain.ClipTo(p, 256), domain.ClipTo(path.Clean(p), 256))
 	case p == "/":
 		return fmt.Errorf("path %q: %w", p, ErrIsDirectory)
 	}

@@ -13,8 +13,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/sandgate/sandgate/core/sandbox/shell"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/core/sandbox/shell"
 )
 
 func TestWriteArgs(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
 )
 
@@ -28,7 +29,7 @@ func CheckPath(field, p string) error {
 // and not "/", whose base name names no directory to put the members under.
 func CheckExportRoot(root string) error {
 	if !strings.HasPrefix(root, "/") || path.Clean(root) != root || root == "/" || containsNUL(root) {
-		return fmt.Errorf("%w: root %q: must be an absolute, clean path other than /", ErrInvalidRequest, clip(root))
+		return fmt.Errorf("%w: root %q: must be an absolute, clean path other than /", ErrInvalidRequest, domain.Clip(root))
 	}
 	return nil
 }

@@ -131,7 +131,7 @@ func (r Request) validateEnv() error {
 	for i, c := range r.Credentials {
 		switch {
 		case !sandbox.ValidEnvName(c.Name):
-			return fmt.Errorf("credentials[%d].name %q: must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)", i, clip(c.Name))
+			return fmt.Errorf("credentials[%d].name %q: must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)", i, domain.Clip(c.Name))
 		case sandbox.ReservedEnvName(c.Name) || gateVariable(c.Name):
 			return fmt.Errorf("credentials[%d].name %q: is reserved by the platform", i, c.Name)
 		}
@@ -154,15 +154,6 @@ func gateVariable(name string) bool {
 }
 
 func containsNUL(s string) bool { return strings.IndexByte(s, 0) >= 0 }
-
-// clip shortens a caller's string for an error message.
-func clip(s string) string {
-	const max = 64
-	if len(s) <= max {
-		return s
-	}
-	return s[:max] + "…"
-}
 
 func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))

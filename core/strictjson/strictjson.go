@@ -22,6 +22,8 @@ import (
 	"reflect"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/sandgate/sandgate/core/domain"
 )
 
 // ErrInvalid is wrapped by every error of Unmarshal. The messages name a
@@ -133,7 +135,7 @@ func walkObject(dec *json.Decoder, t reflect.Type, at string) error {
 			return fmt.Errorf("%w: %s", ErrInvalid, describe(err))
 		}
 		key, _ := tok.(string)
-		name := at + "." + clip(key)
+		name := at + "." + domain.Clip(key)
 		if seen[key] {
 			return fmt.Errorf("%w: %s: duplicate key", ErrInvalid, name)
 		}
@@ -214,12 +216,4 @@ func addFields(t reflect.Type, out map[string]reflect.Type, depth int) {
 			addFields(e, out, depth+1)
 		}
 	}
-}
-
-// clip bounds a key in a message: it is the sender's text.
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
 }

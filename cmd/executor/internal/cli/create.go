@@ -82,20 +82,12 @@ func parseEnv(kvs []string) (map[string]string, error) {
 	for _, kv := range kvs {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, usagef("--env %q: want NAME=VALUE", clip(k))
+			return nil, usagef("--env %q: want NAME=VALUE", domain.Clip(k))
 		}
 		if _, dup := env[k]; dup {
-			return nil, usagef("--env %s: given twice", clip(k))
+			return nil, usagef("--env %s: given twice", domain.Clip(k))
 		}
 		env[k] = v
 	}
 	return env, nil
-}
-
-// clip bounds user input quoted in an error.
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/session"
 )
@@ -35,7 +36,7 @@ func parseCredentials(specs []string, s *Streams) ([]session.Credential, error) 
 		case env != "":
 			v := s.Getenv(env)
 			if v == "" {
-				return nil, usagef("--credential #%d: secret-env=%s: the variable is unset or empty", i+1, clip(env))
+				return nil, usagef("--credential #%d: secret-env=%s: the variable is unset or empty", i+1, domain.Clip(env))
 			}
 			cr.Secret = gatewire.NewSecret(v)
 		case fromStdin:
@@ -114,7 +115,7 @@ func parseSpec(spec string) (specValues, error) {
 		default:
 			list, known := specKeys[k]
 			if !known {
-				return nil, fmt.Errorf("unknown key %q (want id, name, secret-env, secret-stdin, hosts, locations)", clip(k))
+				return nil, fmt.Errorf("unknown key %q (want id, name, secret-env, secret-stdin, hosts, locations)", domain.Clip(k))
 			}
 			if out.has(k) {
 				return nil, fmt.Errorf("key %s given twice", k)
