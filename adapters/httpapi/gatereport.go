@@ -14,11 +14,6 @@ import (
 	"github.com/sandgate/sandgate/ports"
 )
 
-// VerdictsMetric is the counter the reports add to, with the attributes
-// verdict (allowed|denied) and reason (gatewire.Reasons; "other" for any
-// other value). Prometheus shows it as sandgate_gate_verdicts_total.
-const VerdictsMetric = "sandgate.gate.verdicts"
-
 // gateReportHandler adds a gate's verdict counts to the verdicts counter.
 type gateReportHandler struct {
 	tokens   ports.GateTokens
@@ -32,30 +27,24 @@ type gateReportHandler struct {
 // malformed, unknown or revoked one, before the body is read), then reads a
 // gatewire.Report of at most gatewire.MaxReportBytes (413 beyond),
 // validates it strictly (gatewire.ParseReport; 400 invalid_argument) and
-// adds each count to the VerdictsMetric counter of mp. It answers 204. The
-// session id goes to the debug log line only: as a metric attribute it
-// would make one series per session. A nil mp counts nothing; a nil log
-// discards.
-func NewGateReportHandler(tokens ports.GateTokens, mp metric.MeterProvider, log *slog.Logger) (http.Handler, error) {
+// adds each count to verdicts (telemetry.VerdictsMetric, with the
+// attributes verdict and reason). It answers 204. The session id goes to
+// the debug log line only: as a metric attribute it would make one series
+// per session. A nil verdicts counts nothing; a nil log discards.
+func NewGateReportHandler(tokens ports.GateTokens, verdicts metric.Int64Counter, log *slog.Logger) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if mp == nil {
-		mp = noop.NewMeterProvider()
+	if verdicts == nil {
+		verdicts = noop.Int64Counter{}
 	}
-	c, err := mp.Meter("github.com/sandgate/sandgate/adapters/httpapi").Int64Counter(VerdictsMetric,
-		metric.WithDescription("Egress requests the sessions' gates allowed or denied, by reason."),
-		metric.WithUnit("{request}"))
-	if err != nil {
-		return nil, err
-	}
-	h := &gateReportHandler{tokens: tokens, verdicts: c, log: log}
+	h := &gateReportHandler{tokens: tokens, verdicts: verdicts, log: log}
 	mux := http.NewServeMux()
 	mux.Handle(gatewire.ReportPath, h)
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "no such endpoint")
 	})
-	return mux, nil
+	return mux
 }
 
 func (h *gateReportHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -16,10 +16,9 @@ import (
 	"github.com/sandgate/sandgate/core/domain"
 )
 
-// requestsMetric counts the API's requests by route (the mux pattern that
-// matched, "PUT /v1/sessions/{id}"; "unmatched" for none) and status.
-// Prometheus shows it as sandgate_api_requests_total.
-const requestsMetric = "sandgate.api.requests"
+// maxLogValue bounds a client-chosen string (an unvalidated id, a path) in
+// the request log line.
+const maxLogValue = 256
 
 // quiet are the paths whose requests are logged at debug only: probes and
 // scrapes would drown the lines that matter.
@@ -35,17 +34,7 @@ var quiet = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
 // requests refused 401 pass through refusals: a client without the token
 // could otherwise write the log as fast as it can send (the metric still
 // counts every one).
-// maxLogValue bounds a client-chosen string (an unvalidated id, a path) in
-// the request log line.
-const maxLogValue = 256
-
-func accessLog(next http.Handler, mp metric.MeterProvider, log *slog.Logger, refusals *httpapi.RefusalSampler) (http.Handler, error) {
-	requests, err := mp.Meter("github.com/sandgate/sandgate/cmd/executor").Int64Counter(requestsMetric,
-		metric.WithDescription("Requests to the executor's HTTP API by route and status."),
-		metric.WithUnit("{request}"))
-	if err != nil {
-		return nil, err
-	}
+func accessLog(next http.Handler, requests metric.Int64Counter, log *slog.Logger, refusals *httpapi.RefusalSampler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		var status atomic.Int64
@@ -109,5 +98,5 @@ func accessLog(next http.Handler, mp metric.MeterProvider, log *slog.Logger, ref
 		}()
 		next.ServeHTTP(ww, r)
 		aborted = false
-	}), nil
+	})
 }

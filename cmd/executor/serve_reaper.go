@@ -9,6 +9,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/sandgate/sandgate/adapters/checkpoint"
+	"github.com/sandgate/sandgate/adapters/telemetry"
 	"github.com/sandgate/sandgate/app/executor"
 	"github.com/sandgate/sandgate/cmd/executor/internal/config"
 	"github.com/sandgate/sandgate/ports"
@@ -46,15 +47,10 @@ func runReaper(lc fx.Lifecycle, svc *executor.Service, cfg config.Config, log *s
 	})
 }
 
-// reapCounter returns the observer that counts reaps in sandgate.reaps by
+// reapCounter returns the observer that counts reaps in telemetry.ReapsMetric by
 // reason and outcome.
 func reapCounter(mp metric.MeterProvider) (func(executor.ReapResult), error) {
-	// The scope keeps the name it had before the service moved to
-	// app/executor: it is part of the series' labels, which dashboards
-	// select on.
-	c, err := mp.Meter("github.com/sandgate/sandgate/app").Int64Counter("sandgate.reaps",
-		metric.WithDescription("Sandboxes reaped, by reason (idle, orphan, explicit) and outcome"),
-		metric.WithUnit("{reap}"))
+	c, err := telemetry.Reaps(mp)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/sandgate/sandgate/adapters/httpapi"
+	"github.com/sandgate/sandgate/adapters/telemetry"
 	"github.com/sandgate/sandgate/cmd/executor/internal/config"
 	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/ports"
@@ -77,24 +78,23 @@ func newMux(d muxDeps) (mux, error) {
 	m.HandleFunc("GET /openapi.json", serveOpenAPI)
 	// One sampler for the refused requests' access lines of both servers.
 	refusals := httpapi.NewRefusalSampler(0, 0)
-	api, err := accessLog(m, d.Meters, d.Log, refusals)
+	requests, err := telemetry.APIRequests(d.Meters)
 	if err != nil {
 		return mux{}, err
 	}
-	gateLogged, err := accessLog(gate, d.Meters, d.Log, refusals)
-	if err != nil {
-		return mux{}, err
-	}
+	api := accessLog(m, requests, d.Log, refusals)
+	gateLogged := accessLog(gate, requests, d.Log, refusals)
 	return mux{api: instrument(api, d.Tracer, d.Meters), gate: instrument(gateLogged, d.Tracer, d.Meters)}, nil
 }
 
 // gateHandler serves the gates' endpoints, config and verdict report, and
 // nothing else (every other path is 404).
 func gateHandler(d muxDeps) (http.Handler, error) {
-	report, err := httpapi.NewGateReportHandler(d.Store, d.Meters, d.Log)
+	verdicts, err := telemetry.GateVerdicts(d.Meters)
 	if err != nil {
 		return nil, err
 	}
+	report := httpapi.NewGateReportHandler(d.Store, verdicts, d.Log)
 	m := http.NewServeMux()
 	m.Handle(gatewire.ReportPath, report)
 	m.Handle("/", httpapi.NewGateConfigHandler(d.Store, d.Store, d.Log))
