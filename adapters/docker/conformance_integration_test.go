@@ -74,9 +74,9 @@ func TestConformance(t *testing.T) {
 	labels := dockertest.Labels(t, cli)
 	t.Cleanup(func() { requireNothingLeft(t, cli, labels) })
 	newProvider := func(tk ports.GateTokenIssuer) ports.Provider {
-		p, err := docker.NewFromEnv(docker.Options{Labels: labels, Tokens: tk, GateNetwork: gated.network})
-		require.NoError(t, err)
-		return p
+		// On the test's client, which its cleanup closes (no idle
+		// connections left behind).
+		return docker.New(cli, docker.Options{Labels: labels, Tokens: tk, GateNetwork: gated.network})
 	}
 	porttest.Run(t, porttest.Harness{
 		Provider:     newProvider(gated.harness.Tokens),

@@ -37,10 +37,14 @@ const (
 var errGone = fmt.Errorf("docker: the sandbox went away during the call: %w", sandbox.ErrNotFound)
 
 // lostSandbox reports whether a call that failed (err), whose exec died of
-// a signal or could not start (code) lost its sandbox. A caller that left is answered its
+// a signal or could not start (code) lost its sandbox: the engine announced
+// its end (errCut), or it has vanished. A caller that left is answered its
 // context's error instead.
 func (s *handle) lostSandbox(ctx context.Context, err error, code int) bool {
-	return ctx.Err() == nil && (err != nil || code == execNotStarted || sandbox.NeedsGroupCheck(code)) && s.vanished(ctx)
+	if ctx.Err() != nil {
+		return false
+	}
+	return errors.Is(err, errCut) || (err != nil || code == execNotStarted || sandbox.NeedsGroupCheck(code)) && s.vanished(ctx)
 }
 
 // execNotStarted is the code the daemon gives an exec it could not start,

@@ -38,8 +38,9 @@ func newGoneWorld(t *testing.T) goneWorld {
 	t.Helper()
 	cli := dockertest.Client(t)
 	dockertest.RequireImage(t, cli, goneImage)
-	p, err := docker.NewFromEnv(docker.Options{Labels: dockertest.Labels(t, cli)})
-	require.NoError(t, err)
+	// On the test's client, which its cleanup closes: a provider of its
+	// own client would leave that client's idle connections behind.
+	p := docker.New(cli, docker.Options{Labels: dockertest.Labels(t, cli)})
 	return goneWorld{cli: cli, p: p}
 }
 
