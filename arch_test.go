@@ -156,7 +156,9 @@ func forbidden(l, d string, std bool) string {
 		return "app imports only the standard library, core and ports"
 	case strings.HasPrefix(l, "adapters/") && dl == "cmd":
 		return "adapters never import cmd"
-	case strings.HasPrefix(l, "adapters/") && strings.HasPrefix(dl, "adapters/") && dl != l:
+	case l == "adapters/internal" && strings.HasPrefix(dl, "adapters/") && dl != l:
+		return "what adapters share imports no adapter"
+	case strings.HasPrefix(l, "adapters/") && strings.HasPrefix(dl, "adapters/") && dl != l && dl != "adapters/internal":
 		return "an adapter never imports another adapter"
 	}
 	return ""
@@ -184,6 +186,8 @@ func TestViolations(t *testing.T) {
 		{"core on ports", listed{ImportPath: m + "core/sandbox", Imports: []string{m + "ports"}}, "core/sandbox imports " + m + "ports: core imports only"},
 		{"core on a third party", listed{ImportPath: m + "core/egress", Imports: []string{"golang.org/x/net/idna"}}, "core/egress imports golang.org/x/net/idna"},
 		{"ports on core", listed{ImportPath: m + "ports", Imports: []string{m + "core/sandbox"}, Deps: []string{"fmt", m + "core/sandbox"}}, ""},
+		{"an adapter on what adapters share", listed{ImportPath: m + "adapters/docker", Imports: []string{m + "adapters/internal/agentclient"}}, ""},
+		{"what adapters share on an adapter", listed{ImportPath: m + "adapters/internal/agentclient", Imports: []string{m + "adapters/docker"}}, "what adapters share imports no adapter"},
 		{"ports on an adapter", listed{ImportPath: m + "ports", Imports: []string{m + "adapters/docker"}}, "ports import only"},
 		{"ports on an SDK", listed{ImportPath: m + "ports", Imports: []string{"github.com/docker/docker/client"}}, "ports import only"},
 		{"porttest on testify", listed{ImportPath: m + "ports/porttest", Imports: []string{"github.com/stretchr/testify/require", m + "ports"}, Deps: []string{"github.com/stretchr/testify/require", "gopkg.in/yaml.v3"}}, ""},

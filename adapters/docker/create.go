@@ -21,6 +21,7 @@ const sandboxShell = "/bin/bash"
 // create looked successful (issue 11). Refused creates leave nothing
 // behind. errNameTaken when another provisioner holds the name.
 func (p *Provider) createSandbox(ctx context.Context, spec sandbox.Spec, name string, cfg *container.Config, host *container.HostConfig) (string, error) {
+	p.agentMount(ctx, host)
 	created, err := p.eng.ContainerCreate(ctx, cfg, host, nil, nil, name)
 	switch {
 	case cerrdefs.IsConflict(err):

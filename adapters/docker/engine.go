@@ -10,6 +10,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/system"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
@@ -39,6 +40,8 @@ type engine interface {
 	CopyToContainer(ctx context.Context, id, path string, content io.Reader, opts container.CopyToContainerOptions) error
 	CopyFromContainer(ctx context.Context, id, path string) (io.ReadCloser, container.PathStat, error)
 	ContainerStatPath(ctx context.Context, id, path string) (container.PathStat, error)
+
+	VolumeCreate(ctx context.Context, opts volume.CreateOptions) (volume.Volume, error)
 }
 
 var _ engine = (*client.Client)(nil)

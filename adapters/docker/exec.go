@@ -28,10 +28,10 @@ const (
 	drainMax   = 1500 * time.Millisecond
 )
 
-// Exec implements ports.Sandbox (C-EXEC-1..5). The deadline is enforced
+// execScript is Exec on the fallback path (C-EXEC-1..5). The deadline is enforced
 // inside by the core's wrapper and judged outside from daemon-side evidence
 // (sandbox.ExecEvidence): this clock, exec inspect, container top.
-func (s *handle) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
+func (s *handle) execScript(ctx context.Context, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
 	if err := sandbox.ValidateExec(req); err != nil {
 		return sandbox.ExecResult{}, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/api/types/system"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
@@ -329,6 +330,13 @@ func (f *fakeEngine) ContainerLogs(context.Context, string, container.LogsOption
 var _ engine = (*fakeEngine)(nil)
 
 // ContainerStatPath finds every path of files, and /bin/bash unless noBash.
+func (f *fakeEngine) VolumeCreate(_ context.Context, opts volume.CreateOptions) (volume.Volume, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("volume create " + opts.Name)
+	return volume.Volume{Name: opts.Name}, nil
+}
+
 func (f *fakeEngine) ContainerStatPath(_ context.Context, _, path string) (container.PathStat, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -136,7 +136,7 @@ func (p *Provider) pairNew(ctx context.Context, spec sandbox.Spec, name, gateID,
 		p.removeQuietly(id)
 		return nil, translate(err, "start "+name)
 	}
-	return p.handle(id, spec, gateID), nil
+	return p.handle(id, spec, gateID, mountsAgent(host)), nil
 }
 
 // orphanGate handles a gate name that is taken. A concurrent provisioner's

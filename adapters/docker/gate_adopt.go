@@ -21,12 +21,12 @@ func (p *Provider) adoptGated(ctx context.Context, spec sandbox.Spec, c, gate co
 		if err := p.ensureRunning(ctx, c); err != nil {
 			return nil, false, err
 		}
-		return p.handle(c.ID, spec, gate.ID), true, nil
+		return p.handle(c.ID, spec, gate.ID, hasAgentMount(c)), true, nil
 	}
 	err := p.restartPair(ctx, c.ID, gate.ID)
 	if err == nil {
 		p.opts.Logger.Info("restarted the session's stopped gate in place", "session", sid)
-		return p.handle(c.ID, spec, gate.ID), true, nil
+		return p.handle(c.ID, spec, gate.ID, hasAgentMount(c)), true, nil
 	}
 	if ctx.Err() != nil {
 		return nil, false, fmt.Errorf("provision %s: restarting its gate: %w", sid, ctx.Err())

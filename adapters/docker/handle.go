@@ -14,6 +14,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
 
+	"github.com/sandgate/sandgate/adapters/internal/agentclient"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/ports"
 )
@@ -25,12 +26,21 @@ type handle struct {
 	sid     string
 	workdir string
 	gate    string // the paired gate's container id; empty when ungated
+	// agent is the sandbox's in-sandbox agent; nil: the fallback path
+	// (engine execs of the core's scripts).
+	agent *agentclient.Conn
 }
 
 var _ ports.Sandbox = (*handle)(nil)
 
-func (p *Provider) handle(id string, spec sandbox.Spec, gate string) *handle {
-	return &handle{p: p, id: id, sid: spec.SessionID.String(), workdir: spec.Workdir, gate: gate}
+// handle is the handle of container id; agent says whether the container
+// mounts the agent.
+func (p *Provider) handle(id string, spec sandbox.Spec, gate string, agent bool) *handle {
+	h := &handle{p: p, id: id, sid: spec.SessionID.String(), workdir: spec.Workdir, gate: gate}
+	if agent {
+		h.agent = p.agentConn(h.sid, id, spec.Workdir)
+	}
+	return h
 }
 
 // ID implements ports.Sandbox: the container id.
@@ -48,6 +58,7 @@ func (s *handle) Destroy(ctx context.Context) error {
 			return err
 		}
 		s.p.swept.Delete(id)
+		s.p.forgetAgent(s.sid, id)
 		err := s.p.waitGone(ctx, func(ctx context.Context) (bool, error) {
 			_, err := s.p.eng.ContainerInspect(ctx, id)
 			if cerrdefs.IsNotFound(err) {

@@ -33,7 +33,7 @@ func (p *Provider) Attach(ctx context.Context, sid domain.ID) (ports.Sandbox, er
 		return nil, fmt.Errorf("attach %s: sandbox is not running: %w", sid, sandbox.ErrNotFound)
 	}
 	spec := sandbox.Spec{SessionID: sid, Workdir: c.Config.WorkingDir, Image: c.Config.Image}
-	return p.handle(c.ID, spec, observe(c, "").PairedGate), nil
+	return p.handle(c.ID, spec, observe(c, "").PairedGate, hasAgentMount(c)), nil
 }
 
 // inspectOwned inspects the session's sandbox container, refusing a foreign
@@ -94,6 +94,7 @@ func (p *Provider) Reap(ctx context.Context, sid domain.ID) error {
 // before gates, anonymous volumes with them — and waits until the list is
 // empty, bounded by RemoveTimeout.
 func (p *Provider) removeSession(ctx context.Context, sid string) error {
+	p.forgetAgent(sid, "")
 	f := filters.NewArgs(filters.Arg("label", sandbox.LabelSession+"="+sid))
 	list, err := p.eng.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
 	if err != nil {

@@ -41,6 +41,11 @@ type Options struct {
 	// unmodified before the sweep on adoption removes it. Default
 	// sandbox.DefaultStaleTempAge.
 	StaleTempAge time.Duration
+	// AgentImage is the image that carries the in-sandbox agent
+	// (`docker build --target agent`). Empty: no agent, every operation
+	// is an engine exec (the fallback path). An image the daemon does not
+	// have makes the same fallback, logged once.
+	AgentImage string
 }
 
 // Provider is ports.Provider on one Docker daemon.
@@ -57,6 +62,7 @@ type Provider struct {
 	// swept holds the ids of the containers this provider has swept for
 	// stale temporaries (sweep.go).
 	swept sync.Map
+	agents agents
 }
 
 // negotiator is the client's API version negotiation. The client negotiates

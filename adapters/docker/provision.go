@@ -95,7 +95,7 @@ func (p *Provider) create(ctx context.Context, spec sandbox.Spec, name string) (
 		p.removeQuietly(id)
 		return nil, translate(err, "start "+name)
 	}
-	return p.handle(id, spec, ""), nil
+	return p.handle(id, spec, "", mountsAgent(host)), nil
 }
 
 // adoptExisting inspects the container holding name and adopts it. found is
@@ -136,7 +136,7 @@ func (p *Provider) adoptExisting(ctx context.Context, spec sandbox.Spec, name st
 	if err := p.ensureRunning(ctx, c); err != nil {
 		return nil, false, err
 	}
-	return p.handle(c.ID, spec, ""), true, nil
+	return p.handle(c.ID, spec, "", hasAgentMount(c)), true, nil
 }
 
 // ensureRunning starts an adopted sandbox that stopped; its files are kept.

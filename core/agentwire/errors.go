@@ -48,6 +48,7 @@ var sentinels = []struct {
 	{CodeNotWritable, sandbox.ErrNotWritable},
 	{CodeNotReadable, sandbox.ErrNotReadable},
 	{CodeFileTooLarge, sandbox.ErrFileTooLarge},
+	{CodeSizeMismatch, sandbox.ErrSizeMismatch},
 }
 
 // CodeOf classifies err for the wire: the code of the first sentinel it

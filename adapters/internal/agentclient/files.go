@@ -1,0 +1,190 @@
+package agentclient
+
+import (
+	"archive/tar"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	neturl "net/url"
+	"strconv"
+
+	"github.com/sandgate/sandgate/core/agentwire"
+	"github.com/sandgate/sandgate/core/sandbox"
+)
+
+// The file operations validate their paths with core/sandbox before a byte
+// travels (the agent validates again: it trusts no caller), and answer the
+// sentinels the fallback path answers, wrapped with the operation and path.
+
+// ReadFile implements ports.Sandbox.ReadFile over the agent.
+func (c *Conn) ReadFile(ctx context.Context, p string) ([]byte, error) {
+	rc, _, err := c.ReadFileStream(ctx, p, sandbox.MaxFileBytes)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rc.Close() }()
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		return nil, fmt.Errorf("read %q: %w", p, err)
+	}
+	return data, nil
+}
+
+// ReadFileStream implements ports.Sandbox.ReadFileStream: the agent refuses
+// a file above maxBytes before any byte travels, and announces the exact
+// size; a body that ends short is an error on Read.
+func (c *Conn) ReadFileStream(ctx context.Context, p string, maxBytes int64) (io.ReadCloser, int64, error) {
+	if err := sandbox.CheckFilePath(p); err != nil {
+		return nil, 0, err
+	}
+	q := neturl.Values{agentwire.QueryPath: {p}, agentwire.QueryMax: {strconv.FormatInt(maxBytes, 10)}}
+	resp, err := c.send(ctx, http.MethodGet, agentwire.PathFile, q, nil, 0)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read %q: %w", p, err)
+	}
+	if resp.ContentLength < 0 || resp.ContentLength > maxBytes {
+		_ = resp.Body.Close()
+		return nil, 0, fmt.Errorf("read %q: agent announced %d bytes (cap %d): %w", p, resp.ContentLength, maxBytes, ErrLost)
+	}
+	return resp.Body, resp.ContentLength, nil
+}
+
+// WriteFileStream implements ports.Sandbox.WriteFileStream: the body is
+// exactly size bytes or the agent never sees its end, so it lands nothing.
+func (c *Conn) WriteFileStream(ctx context.Context, p string, src io.Reader, size int64) error {
+	if err := sandbox.CheckFilePath(p); err != nil {
+		return err
+	}
+	if err := sandbox.CheckWriteSize(size); err != nil {
+		return err
+	}
+	q := neturl.Values{agentwire.QueryPath: {p}}
+	resp, err := c.send(ctx, http.MethodPut, agentwire.PathFile, q, &exactReader{src: src, left: size}, size)
+	if err != nil {
+		return fmt.Errorf("write %q: %w", p, err)
+	}
+	return resp.Body.Close()
+}
+
+// WriteFile implements ports.Sandbox.WriteFile.
+func (c *Conn) WriteFile(ctx context.Context, p string, data []byte) error {
+	return c.WriteFileStream(ctx, p, bytesReader(data), int64(len(data)))
+}
+
+// WriteFiles implements ports.Sandbox.WriteFiles: one tar of the members,
+// which the agent stages whole before it renames the first.
+func (c *Conn) WriteFiles(ctx context.Context, workdir string, files []sandbox.FileWrite) error {
+	if _, err := sandbox.PlanBulk(workdir, files); err != nil {
+		return err
+	}
+	body, w := io.Pipe()
+	go func() { _ = w.CloseWithError(writeTar(w, files)) }()
+	defer func() { _ = body.Close() }()
+	resp, err := c.send(ctx, http.MethodPut, agentwire.PathFiles, nil, body, -1)
+	if err != nil {
+		return fmt.Errorf("write files: %w", err)
+	}
+	return resp.Body.Close()
+}
+
+func writeTar(w io.Writer, files []sandbox.FileWrite) error {
+	tw := tar.NewWriter(w)
+	for _, f := range files {
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: f.Path, Mode: 0o644, Size: int64(len(f.Data)), Format: tar.FormatPAX}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if _, err := tw.Write(f.Data); err != nil {
+			return err
+		}
+	}
+	return tw.Close()
+}
+
+// Stat answers what lstat(2) says of p in the sandbox.
+func (c *Conn) Stat(ctx context.Context, p string) (agentwire.FileInfo, error) {
+	var fi agentwire.FileInfo
+	err := c.getJSON(ctx, agentwire.PathStat, p, &fi)
+	return fi, err
+}
+
+// List answers a directory's entries, sorted by name.
+func (c *Conn) List(ctx context.Context, p string) ([]agentwire.FileInfo, error) {
+	var list []agentwire.FileInfo
+	err := c.getJSON(ctx, agentwire.PathList, p, &list)
+	return list, err
+}
+
+// Remove removes p (a directory only when empty, unless recursive).
+func (c *Conn) Remove(ctx context.Context, p string, recursive bool) error {
+	return c.post(ctx, agentwire.PathRemove, p, agentwire.QueryRecursive, recursive)
+}
+
+// Mkdir creates the directory p (0755), and its parents when asked.
+func (c *Conn) Mkdir(ctx context.Context, p string, parents bool) error {
+	return c.post(ctx, agentwire.PathMkdir, p, agentwire.QueryParents, parents)
+}
+
+func (c *Conn) getJSON(ctx context.Context, route, p string, out any) error {
+	if err := checkPath(p); err != nil {
+		return err
+	}
+	resp, err := c.send(ctx, http.MethodGet, route, neturl.Values{agentwire.QueryPath: {p}}, nil, 0)
+	if err != nil {
+		return fmt.Errorf("%s %q: %w", route, p, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxListBody)).Decode(out); err != nil {
+		return fmt.Errorf("%s %q: %w: %w", route, p, ErrLost, err)
+	}
+	return nil
+}
+
+// maxListBody bounds a stat or list answer (a directory of ~100k entries).
+const maxListBody = 32 << 20
+
+func (c *Conn) post(ctx context.Context, route, p, flag string, on bool) error {
+	if err := checkPath(p); err != nil {
+		return err
+	}
+	q := neturl.Values{agentwire.QueryPath: {p}}
+	if on {
+		q.Set(flag, "1")
+	}
+	resp, err := c.send(ctx, http.MethodPost, route, q, nil, 0)
+	if err != nil {
+		return fmt.Errorf("%s %q: %w", route, p, err)
+	}
+	return resp.Body.Close()
+}
+
+// checkPath is CheckFilePath without its refusal of "/" (stat and list of
+// the root are fine; the agent refuses removing it).
+func checkPath(p string) error {
+	if p == "/" {
+		return nil
+	}
+	return sandbox.CheckFilePath(p)
+}
+
+// send builds and sends one exchange; size is the body's length (-1:
+// unknown, chunked).
+func (c *Conn) send(ctx context.Context, method, route string, q neturl.Values, body io.Reader, size int64) (*http.Response, error) {
+	u := url(route)
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := http.NewRequest(method, u, body)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.ContentLength = size
+		if size == 0 {
+			req.Body = http.NoBody
+		}
+	}
+	return c.do(ctx, req)
+}
