@@ -30,6 +30,10 @@ import (
 //
 // ports/porttest is the conformance suite every adapter runs; it is a test
 // library, so it may import testify besides std, core and ports.
+// ports/portfake, the in-memory Provider and Service of the unit tests, is
+// test support too but asserts nothing, so it keeps the ports rule (no
+// testify); and only tests import it, which `go list` (tests excluded)
+// shows as no package of the module importing it at all.
 const module = "github.com/sandgate/sandgate"
 
 // coreIO are standard packages that do I/O. Core is pure (crypto/rand is
@@ -149,6 +153,8 @@ func forbidden(l, d string, std bool) string {
 		return "core imports only the standard library and core"
 	case l == "ports" && !std && dl != "core" && dl != "ports":
 		return "ports import only the standard library, core and ports"
+	case d == portfake:
+		return "portfake is test support: only tests import it"
 	case l == "porttest" && !std && dl != "core" && dl != "ports" && dl != "porttest" &&
 		!strings.HasPrefix(d, "github.com/stretchr/testify/"):
 		return "porttest imports only the standard library, core, ports and testify"
@@ -163,6 +169,9 @@ func forbidden(l, d string, std bool) string {
 	}
 	return ""
 }
+
+// portfake is the import path of the unit tests' fakes.
+const portfake = module + "/ports/portfake"
 
 func isExecutor(path string) bool {
 	return path == module+"/cmd/executor" || strings.HasPrefix(path, module+"/cmd/executor/")
@@ -191,6 +200,11 @@ func TestViolations(t *testing.T) {
 		{"ports on an adapter", listed{ImportPath: m + "ports", Imports: []string{m + "adapters/docker"}}, "ports import only"},
 		{"ports on an SDK", listed{ImportPath: m + "ports", Imports: []string{"github.com/docker/docker/client"}}, "ports import only"},
 		{"porttest on testify", listed{ImportPath: m + "ports/porttest", Imports: []string{"github.com/stretchr/testify/require", m + "ports"}, Deps: []string{"github.com/stretchr/testify/require", "gopkg.in/yaml.v3"}}, ""},
+		{"portfake on core and ports", listed{ImportPath: m + "ports/portfake", Imports: []string{"fmt", m + "core/sandbox", m + "core/session", m + "ports"}}, ""},
+		{"portfake on testify", listed{ImportPath: m + "ports/portfake", Imports: []string{"github.com/stretchr/testify/require"}}, "ports import only"},
+		{"portfake on an adapter", listed{ImportPath: m + "ports/portfake", Imports: []string{m + "adapters/sessionstore"}}, "ports import only"},
+		{"app on portfake", listed{ImportPath: m + "app/executor", Imports: []string{m + "ports/portfake"}}, "portfake is test support"},
+		{"cmd on portfake", listed{ImportPath: m + "cmd/executor", Imports: []string{m + "ports/portfake"}}, "portfake is test support"},
 		{"porttest on an adapter", listed{ImportPath: m + "ports/porttest", Imports: []string{m + "adapters/docker"}}, "porttest imports only"},
 		{"app/executor on core and ports", listed{ImportPath: m + "app/executor", Imports: []string{"fmt", m + "core/session", m + "core/sandbox", m + "ports"}}, ""},
 		{"app/executor on an adapter", listed{ImportPath: m + "app/executor", Imports: []string{m + "adapters/sessionstore"}}, "app imports only"},

@@ -78,13 +78,13 @@ func TestBatch(t *testing.T) {
 			a := e.do(t, http.MethodPost, "/v1/sessions/ses_test/files:batch"+tc.query, bytes.NewReader(archive(t, tc.members...)), nil)
 			if tc.status == 0 {
 				require.Equal(t, http.StatusNoContent, a.status, a.msg)
-				require.Equal(t, tc.want, e.svc.batch)
+				require.Equal(t, tc.want, e.svc.Batch())
 				return
 			}
 			require.Equal(t, tc.status, a.status)
 			require.Equal(t, tc.code, a.code)
 			require.Contains(t, a.msg, tc.msg)
-			require.Empty(t, e.svc.called(), "a refused batch reached the service")
+			require.Empty(t, e.svc.Calls(), "a refused batch reached the service")
 		})
 	}
 }
@@ -106,12 +106,12 @@ func TestBatchBodyLimits(t *testing.T) {
 	a = e.do(t, http.MethodPost, "/v1/sessions/ses_test/files:batch", strings.NewReader(strings.Repeat("garbage!", 200)), nil)
 	require.Equal(t, http.StatusBadRequest, a.status)
 	require.Contains(t, a.msg, "not a readable tar archive")
-	require.Empty(t, e.svc.called())
+	require.Empty(t, e.svc.Calls())
 
 	// Through the client: the refusal is file_too_large.
 	err := e.client.WriteFiles(context.Background(), sid, []sandbox.FileWrite{{Path: "/a"}, {Path: "/b"}})
 	require.ErrorIs(t, err, sandbox.ErrFileTooLarge)
-	require.Empty(t, e.svc.called())
+	require.Empty(t, e.svc.Calls())
 }
 
 func TestWriteFileLimits(t *testing.T) {
@@ -124,18 +124,18 @@ func TestWriteFileLimits(t *testing.T) {
 	a = e.do(t, http.MethodPut, "/v1/sessions/ses_test/files?path=/f", strings.NewReader("123456789"), nil)
 	require.Equal(t, http.StatusRequestEntityTooLarge, a.status)
 	require.Equal(t, CodeFileTooLarge, a.code)
-	require.Empty(t, e.svc.called())
+	require.Empty(t, e.svc.Calls())
 
 	err := e.client.WriteFile(context.Background(), sid, "/f", strings.NewReader("123456789"), 9)
 	require.ErrorIs(t, err, sandbox.ErrFileTooLarge)
 	err = e.client.WriteFile(context.Background(), sid, "/f", strings.NewReader(""), -1)
 	require.ErrorIs(t, err, session.ErrInvalidRequest)
 	require.ErrorIs(t, err, sandbox.ErrSizeNotALength)
-	require.Empty(t, e.svc.called())
+	require.Empty(t, e.svc.Calls())
 
 	a = e.do(t, http.MethodPut, "/v1/sessions/ses_test/files?path=/f", strings.NewReader("12345678"), nil)
 	require.Equal(t, http.StatusNoContent, a.status)
-	require.Equal(t, []byte("12345678"), e.svc.files["/f"])
+	require.Equal(t, []byte("12345678"), e.svc.File(sid, "/f"))
 }
 
 // brokenReader fails after n bytes.
@@ -154,8 +154,8 @@ func (b *brokenReader) Read(p []byte) (int, error) {
 func TestStreamsBreakVisibly(t *testing.T) {
 	t.Parallel()
 	e := newAPI(t, APIOptions{Token: apiToken})
-	e.svc.export = func() io.ReadCloser { return io.NopCloser(&brokenReader{n: 100 << 10}) }
-	e.svc.source = func() (io.ReadCloser, int64) { return io.NopCloser(&brokenReader{n: 100 << 10}), 1 << 20 }
+	e.svc.ExportSource = func() io.ReadCloser { return io.NopCloser(&brokenReader{n: 100 << 10}) }
+	e.svc.Source = func() (io.ReadCloser, int64) { return io.NopCloser(&brokenReader{n: 100 << 10}), 1 << 20 }
 	ctx := context.Background()
 
 	rc, err := e.client.Export(ctx, sid, "/w")
@@ -211,7 +211,7 @@ func TestStreaming64MiB(t *testing.T) {
 	ctx := context.Background()
 	var got [sha256.Size]byte
 	var gotN int64
-	e.svc.sink = func(src io.Reader, n int64) error {
+	e.svc.Sink = func(src io.Reader, n int64) error {
 		h := sha256.New()
 		c, err := io.Copy(h, src)
 		gotN = c
@@ -221,7 +221,7 @@ func TestStreaming64MiB(t *testing.T) {
 		}
 		return err
 	}
-	e.svc.source = func() (io.ReadCloser, int64) { return io.NopCloser(&pattern{size: size}), size }
+	e.svc.Source = func() (io.ReadCloser, int64) { return io.NopCloser(&pattern{size: size}), size }
 
 	allocated := func(f func()) uint64 {
 		var before, after runtime.MemStats

@@ -21,6 +21,7 @@ import (
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/ports"
+	"github.com/sandgate/sandgate/ports/portfake"
 )
 
 const (
@@ -31,7 +32,7 @@ const (
 // apiEnv is the API handler over a fake service behind a real HTTP server,
 // with a client and the handler's log.
 type apiEnv struct {
-	svc    *fakeService
+	svc    *portfake.Service
 	srv    *httptest.Server
 	client *Client
 	log    *bytes.Buffer
@@ -41,7 +42,8 @@ func newAPI(t *testing.T, opts APIOptions) *apiEnv {
 	t.Helper()
 	buf := &bytes.Buffer{}
 	opts.Logger = slog.New(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	svc := newFakeService()
+	svc := portfake.NewService()
+	svc.Infos = []ports.SessionInfo{portfake.Info("ses_a"), {ID: "ses_b", State: ports.StateStopped}}
 	srv := httptest.NewServer(NewAPIHandler(svc, opts))
 	t.Cleanup(srv.Close)
 	c, err := NewClient(srv.URL, opts.Token, srv.Client())
@@ -100,21 +102,22 @@ func TestClientRoundTrip(t *testing.T) {
 	}
 	got, err := c.Provision(ctx, sid, req)
 	require.NoError(t, err)
-	require.Equal(t, info(sid), got)
-	require.Equal(t, req, e.svc.req)
+	require.Equal(t, portfake.Info(sid), got)
+	require.Equal(t, req, e.svc.Request())
 
 	got, err = c.Get(ctx, sid)
 	require.NoError(t, err)
-	require.Equal(t, info(sid), got)
+	require.Equal(t, portfake.Info(sid), got)
 
 	list, err := c.List(ctx)
 	require.NoError(t, err)
-	require.Equal(t, []ports.SessionInfo{info("ses_a"), {ID: "ses_b", State: ports.StateStopped}}, list)
+	require.Equal(t, []ports.SessionInfo{portfake.Info("ses_a"), {ID: "ses_b", State: ports.StateStopped}}, list)
 
+	e.svc.ExecResult = sandbox.ExecResult{Stdout: "out:ls", Stderr: "err", ExitCode: 7, TimedOut: true, Truncated: true}
 	res, err := c.Exec(ctx, sid, sandbox.ExecRequest{Command: "ls", Timeout: 1500*time.Millisecond + 1})
 	require.NoError(t, err)
 	require.Equal(t, sandbox.ExecResult{Stdout: "out:ls", Stderr: "err", ExitCode: 7, TimedOut: true, Truncated: true}, res)
-	require.Equal(t, sandbox.ExecRequest{Command: "ls", Timeout: 1501 * time.Millisecond}, e.svc.exec)
+	require.Equal(t, sandbox.ExecRequest{Command: "ls", Timeout: 1501 * time.Millisecond}, e.svc.ExecRequest())
 
 	require.NoError(t, c.WriteFile(ctx, sid, "/w/a b", strings.NewReader("hello"), 5))
 	require.NoError(t, c.WriteFile(ctx, sid, "/w/empty", nil, 0))
@@ -125,12 +128,12 @@ func TestClientRoundTrip(t *testing.T) {
 	require.NoError(t, rc.Close())
 	require.Equal(t, int64(5), size)
 	require.Equal(t, "hello", string(data))
-	require.Equal(t, int64(100), e.svc.maxBytes)
-	require.Equal(t, []byte{}, e.svc.files["/w/empty"])
+	require.Equal(t, int64(100), e.svc.MaxBytes())
+	require.Equal(t, []byte{}, e.svc.File(sid, "/w/empty"))
 
 	batch := []sandbox.FileWrite{{Path: "/w/x", Data: []byte("x")}, {Path: "/w/d/y", Data: nil}}
 	require.NoError(t, c.WriteFiles(ctx, sid, batch))
-	require.Equal(t, []sandbox.FileWrite{{Path: "/w/x", Data: []byte("x")}, {Path: "/w/d/y", Data: []byte{}}}, e.svc.batch)
+	require.Equal(t, []sandbox.FileWrite{{Path: "/w/x", Data: []byte("x")}, {Path: "/w/d/y", Data: []byte{}}}, e.svc.Batch())
 
 	rc, err = c.Export(ctx, sid, "/w")
 	require.NoError(t, err)
@@ -141,20 +144,20 @@ func TestClientRoundTrip(t *testing.T) {
 
 	require.NoError(t, c.Delete(ctx, sid, false))
 	require.NoError(t, c.Delete(ctx, sid, true))
-	require.Equal(t, []bool{false, true}, e.svc.deleted)
+	require.Equal(t, []bool{false, true}, e.svc.Deleted())
 
 	require.Equal(t, []string{
 		"provision ses_test", "get ses_test", "list", "exec ses_test", "write ses_test /w/a b",
 		"write ses_test /w/empty", "read ses_test /w/a b", "batch ses_test", "export ses_test /w",
 		"delete ses_test", "delete ses_test",
-	}, e.svc.called())
+	}, e.svc.Calls())
 	require.NotContains(t, e.logs(), "s3cr3t-value")
 }
 
 func TestReadFileMaxBytes(t *testing.T) {
 	t.Parallel()
 	e := newAPI(t, APIOptions{Token: apiToken, MaxStreamBytes: 1000})
-	e.svc.files["/f"] = []byte("x")
+	e.svc.Put(sid, "/f", []byte("x"))
 	for _, tc := range []struct {
 		query string
 		want  int64
@@ -164,7 +167,7 @@ func TestReadFileMaxBytes(t *testing.T) {
 		a := e.do(t, http.MethodGet, "/v1/sessions/ses_test/files?path=/f"+tc.query, nil, nil)
 		require.Equal(t, http.StatusOK, a.status)
 		require.Equal(t, "1", a.header.Get("Content-Length"))
-		require.Equal(t, tc.want, e.svc.maxBytes, tc.query)
+		require.Equal(t, tc.want, e.svc.MaxBytes(), tc.query)
 	}
 	for _, bad := range []string{"0", "-1", "x"} {
 		a := e.do(t, http.MethodGet, "/v1/sessions/ses_test/files?path=/f&max_bytes="+bad, nil, nil)
@@ -207,7 +210,7 @@ func TestErrorCodes(t *testing.T) {
 		t.Run(tc.code+" "+tc.err.Error(), func(t *testing.T) {
 			t.Parallel()
 			e := newAPI(t, APIOptions{Token: apiToken})
-			e.svc.err = tc.err
+			e.svc.Err = tc.err
 			a := e.do(t, http.MethodGet, "/v1/sessions/ses_test", nil, nil)
 			require.Equal(t, tc.status, a.status)
 			require.Equal(t, tc.code, a.code)
@@ -255,7 +258,7 @@ func TestAuth(t *testing.T) {
 	}
 	a := e.do(t, http.MethodGet, "/v1/sessions", nil, http.Header{"Authorization": {"bearer " + apiToken}})
 	require.Equal(t, http.StatusOK, a.status, "the scheme is case-insensitive")
-	require.Equal(t, []string{"list"}, e.svc.called(), "a refused request reached the service")
+	require.Equal(t, []string{"list"}, e.svc.Calls(), "a refused request reached the service")
 
 	c, err := NewClient(e.srv.URL, "wrong", e.srv.Client())
 	require.NoError(t, err)
@@ -290,7 +293,7 @@ func TestRouting(t *testing.T) {
 		require.Equal(t, tc.code, a.code, tc.method+" "+tc.path)
 		require.Equal(t, tc.allow, a.header.Get("Allow"), tc.method+" "+tc.path)
 	}
-	require.Empty(t, e.svc.called())
+	require.Empty(t, e.svc.Calls())
 }
 
 func TestJSONBodies(t *testing.T) {
@@ -326,5 +329,5 @@ func TestJSONBodies(t *testing.T) {
 			require.Contains(t, a.msg, tc.msg)
 		})
 	}
-	require.Empty(t, e.svc.called())
+	require.Empty(t, e.svc.Calls())
 }

@@ -89,7 +89,7 @@ func TestSlowBodyIsNotCut(t *testing.T) {
 	a := readAnswer(t, conn, 5*time.Second)
 	require.Equal(t, http.StatusNoContent, a.status, a.msg)
 	e.logs()
-	require.Equal(t, "xxxxxxxxxx", string(e.svc.files["/w/slow"]))
+	require.Equal(t, "xxxxxxxxxx", string(e.svc.File(sid, "/w/slow")))
 }
 
 // TestBodyShorterThanContentLength: a body that ends early is 400
@@ -98,7 +98,7 @@ func TestSlowBodyIsNotCut(t *testing.T) {
 func TestBodyShorterThanContentLength(t *testing.T) {
 	t.Parallel()
 	e := newAPI(t, APIOptions{Token: apiToken})
-	e.svc.sink = func(src io.Reader, _ int64) error {
+	e.svc.Sink = func(src io.Reader, _ int64) error {
 		_, err := io.Copy(io.Discard, src)
 		return fmt.Errorf("docker: stdin copy: %s", fmt.Sprint(err)) // the chain lost, as an SDK does
 	}

@@ -68,14 +68,14 @@ func TestBatchBudget(t *testing.T) {
 	require.Equal(t, http.StatusServiceUnavailable, a.status, a.msg)
 	require.Equal(t, CodeBusy, a.code)
 	require.Equal(t, "1", a.header.Get("Retry-After"))
-	require.Empty(t, e.svc.called())
+	require.Empty(t, e.svc.Calls())
 	require.Zero(t, budget.Used())
 
 	small := archive(t, member{"/w/a", tar.TypeReg, "hello"}, member{"/w/b", tar.TypeReg, string(bytes.Repeat([]byte("y"), 90<<10))})
 	a = e.do(t, http.MethodPost, "/v1/sessions/ses_test/files:batch", bytes.NewReader(small), nil)
 	require.Equal(t, http.StatusNoContent, a.status, a.msg)
-	require.Len(t, e.svc.batch, 2)
-	require.Equal(t, "hello", string(e.svc.batch[0].Data))
-	require.Len(t, e.svc.batch[1].Data, 90<<10)
+	require.Len(t, e.svc.Batch(), 2)
+	require.Equal(t, "hello", string(e.svc.Batch()[0].Data))
+	require.Len(t, e.svc.Batch()[1].Data, 90<<10)
 	require.Zero(t, budget.Used())
 }

@@ -19,7 +19,7 @@ func TestExecOutputBytesSurvive(t *testing.T) {
 	t.Parallel()
 	e := newAPI(t, APIOptions{Token: apiToken})
 	want := sandbox.ExecResult{Stdout: "a\xff\xfeb\x00c", Stderr: "é\xc3", ExitCode: 3}
-	e.svc.execResult = &want
+	e.svc.ExecResult = want
 	got, err := e.client.Exec(context.Background(), sid, sandbox.ExecRequest{Command: "x"})
 	require.NoError(t, err)
 	require.Equal(t, want, got)
@@ -33,7 +33,7 @@ func TestExecOutputBytesSurvive(t *testing.T) {
 	require.Equal(t, "w6nD", wire["stderr_base64"])
 
 	// Valid UTF-8 travels as text alone.
-	e.svc.execResult = &sandbox.ExecResult{Stdout: "héllo\n"}
+	e.svc.ExecResult = sandbox.ExecResult{Stdout: "héllo\n"}
 	a = e.do(t, http.MethodPost, "/v1/sessions/ses_test/exec", strings.NewReader(`{"command":"x"}`), nil)
 	require.JSONEq(t, `{"stdout":"héllo\n","stderr":"","exit_code":0,"timed_out":false,"truncated":false}`, string(a.body))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/ports"
+	"github.com/sandgate/sandgate/ports/portfake"
 )
 
 // The session bodies' bytes are the API (openapi.json): these pin them, in
@@ -23,10 +24,10 @@ const (
 		`"env":{"A":"1","B":""},` +
 		`"credentials":[{"id":"c1","name":"KEY","secret":"s3cret-value","allowed_hosts":["a.com"],"locations":["headers","body"]}]}`
 	emptyRequestJSON = `{"networking":{"type":""}}`
-	infoJSON         = `{"id":"ses_test","sandbox_id":"ctr1","image":"img","workdir":"/w",` +
-		`"networking":{"type":"limited","allowed_hosts":["example.com"]},"gated":true,"state":"running"}`
-	listJSON = `{"sessions":[{"id":"ses_a","sandbox_id":"ctr1","image":"img","workdir":"/w",` +
-		`"networking":{"type":"limited","allowed_hosts":["example.com"]},"gated":true,"state":"running"},` +
+	infoJSON         = `{"id":"ses_test","sandbox_id":"ctr1","image":"img:1","workdir":"/workspace",` +
+		`"networking":{"type":"limited","allowed_hosts":["api.example.com"]},"gated":true,"state":"running"}`
+	listJSON = `{"sessions":[{"id":"ses_a","sandbox_id":"ctr1","image":"img:1","workdir":"/workspace",` +
+		`"networking":{"type":"limited","allowed_hosts":["api.example.com"]},"gated":true,"state":"running"},` +
 		`{"id":"ses_b","gated":false,"state":"stopped"}]}`
 )
 
@@ -55,11 +56,11 @@ func TestSessionWireServer(t *testing.T) {
 	a := e.do(t, http.MethodPut, "/v1/sessions/"+string(sid), strings.NewReader(fullRequestJSON), nil)
 	require.Equal(t, http.StatusOK, a.status, string(a.body))
 	sameBytes(t, infoJSON, a.body, "a session's answer")
-	require.Equal(t, fullRequest(), e.svc.req, "the body as the service gets it")
+	require.Equal(t, fullRequest(), e.svc.Request(), "the body as the service gets it")
 
 	a = e.do(t, http.MethodPut, "/v1/sessions/"+string(sid), strings.NewReader(`{}`), nil)
 	require.Equal(t, http.StatusOK, a.status, string(a.body))
-	require.Equal(t, session.Request{}, e.svc.req, "an empty body is the zero request")
+	require.Equal(t, session.Request{}, e.svc.Request(), "an empty body is the zero request")
 
 	a = e.do(t, http.MethodGet, "/v1/sessions/"+string(sid), nil, nil)
 	sameBytes(t, infoJSON, a.body, "GET's answer")
@@ -86,12 +87,12 @@ func TestSessionWireClient(t *testing.T) {
 
 	in, err := c.Provision(t.Context(), sid, fullRequest())
 	require.NoError(t, err)
-	require.Equal(t, info(sid), in, "the answer as the caller gets it")
+	require.Equal(t, portfake.Info(sid), in, "the answer as the caller gets it")
 	_, err = c.Provision(t.Context(), sid, session.Request{})
 	require.NoError(t, err)
 	require.Equal(t, []string{fullRequestJSON, emptyRequestJSON}, got, "the bodies the client sends, byte for byte")
 
 	list, err := c.List(t.Context())
 	require.NoError(t, err)
-	require.Equal(t, []ports.SessionInfo{info("ses_a"), {ID: "ses_b", State: ports.StateStopped}}, list)
+	require.Equal(t, []ports.SessionInfo{portfake.Info("ses_a"), {ID: "ses_b", State: ports.StateStopped}}, list)
 }

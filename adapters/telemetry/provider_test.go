@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,105 +19,15 @@ import (
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
-	"github.com/sandgate/sandgate/ports"
+	"github.com/sandgate/sandgate/ports/portfake"
 )
 
 const secretEnv = "env-secret-value-0123"
 
-// fakeProvider keeps sessions in a map; errOn makes one operation fail with
-// the given error.
-type fakeProvider struct {
-	mu     sync.Mutex
-	ids    map[domain.ID]bool
-	errOn  map[string]error
-	owned  atomic.Int32
-	execIn time.Duration
-}
-
-func newFake() *fakeProvider {
-	return &fakeProvider{ids: map[domain.ID]bool{}, errOn: map[string]error{}}
-}
-
-func (f *fakeProvider) fail(op string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.errOn[op]
-}
-
-func (f *fakeProvider) Provision(_ context.Context, spec sandbox.Spec) (ports.Sandbox, error) {
-	if err := f.fail("Provision"); err != nil {
-		return nil, err
-	}
-	f.mu.Lock()
-	f.ids[spec.SessionID] = true
-	f.mu.Unlock()
-	return &fakeSandbox{f: f}, nil
-}
-
-func (f *fakeProvider) Attach(_ context.Context, sid domain.ID) (ports.Sandbox, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !f.ids[sid] {
-		return nil, sandbox.ErrNotFound
-	}
-	return &fakeSandbox{f: f}, nil
-}
-
-func (f *fakeProvider) Owned(context.Context) ([]domain.ID, error) {
-	f.owned.Add(1)
-	if err := f.fail("Owned"); err != nil {
-		return nil, err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []domain.ID
-	for id := range f.ids {
-		out = append(out, id)
-	}
-	return out, nil
-}
-
-func (f *fakeProvider) Reap(_ context.Context, sid domain.ID) error {
-	if err := f.fail("Reap"); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	delete(f.ids, sid)
-	f.mu.Unlock()
-	return nil
-}
-
-func (f *fakeProvider) Export(context.Context, domain.ID, string) (io.ReadCloser, error) {
-	return io.NopCloser(strings.NewReader("tar")), f.fail("Export")
-}
-
-type fakeSandbox struct{ f *fakeProvider }
-
-func (s *fakeSandbox) ID() string { return "c0ffee" }
-func (s *fakeSandbox) Exec(context.Context, sandbox.ExecRequest) (sandbox.ExecResult, error) {
-	time.Sleep(s.f.execIn)
-	return sandbox.ExecResult{Stdout: secretEnv, ExitCode: 3}, s.f.fail("Exec")
-}
-func (s *fakeSandbox) ReadFile(context.Context, string) ([]byte, error) {
-	return []byte(secretEnv), s.f.fail("ReadFile")
-}
-func (s *fakeSandbox) ReadFileStream(context.Context, string, int64) (io.ReadCloser, int64, error) {
-	return io.NopCloser(strings.NewReader(secretEnv)), int64(len(secretEnv)), s.f.fail("ReadFileStream")
-}
-func (s *fakeSandbox) WriteFile(context.Context, string, []byte) error { return s.f.fail("WriteFile") }
-func (s *fakeSandbox) WriteFileStream(_ context.Context, _ string, src io.Reader, _ int64) error {
-	_, _ = io.Copy(io.Discard, src)
-	return s.f.fail("WriteFileStream")
-}
-func (s *fakeSandbox) WriteFiles(context.Context, []sandbox.FileWrite) error {
-	return s.f.fail("WriteFiles")
-}
-func (s *fakeSandbox) Destroy(context.Context) error { return s.f.fail("Destroy") }
-
 // world is a decorated fake with a span recorder, a manual metric reader
 // and a captured log.
 type world struct {
-	fake   *fakeProvider
+	fake   *portfake.Provider
 	p      *Provider
 	spans  *tracetest.SpanRecorder
 	tp     *sdktrace.TracerProvider
@@ -130,7 +37,7 @@ type world struct {
 
 func newWorld(t *testing.T, ttl time.Duration) *world {
 	t.Helper()
-	w := &world{fake: newFake(), spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader(), log: &bytes.Buffer{}}
+	w := &world{fake: portfake.NewProvider(), spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader(), log: &bytes.Buffer{}}
 	w.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(w.spans))
 	var err error
 	w.p, err = NewProvider(w.fake, ProviderOptions{
@@ -170,6 +77,9 @@ func TestProviderSpansAreChildrenWithSessionIDs(t *testing.T) {
 	spec := sandbox.Spec{SessionID: "ses_a", Image: "img", Env: map[string]string{"API_KEY": secretEnv}}
 	sb, err := w.p.Provision(ctx, spec)
 	require.NoError(t, err)
+	// Files a session's user wrote, behind the decorator's back.
+	w.fake.Box("ses_a").Put("/workspace/"+secretEnv, []byte(secretEnv))
+	w.fake.Box("ses_a").Put("/x", []byte(secretEnv))
 	_, err = sb.Exec(ctx, sandbox.ExecRequest{Command: "echo " + secretEnv, Timeout: time.Second})
 	require.NoError(t, err)
 	_, err = sb.ReadFile(ctx, "/workspace/"+secretEnv)
@@ -213,7 +123,7 @@ func TestProviderSpansAreChildrenWithSessionIDs(t *testing.T) {
 	exec := ended[1]
 	require.Equal(t, int64(3), attrOf(exec, "sandgate.exec.exit_code").AsInt64())
 	require.Equal(t, int64(1000), attrOf(exec, "sandgate.exec.timeout_ms").AsInt64())
-	require.Equal(t, "c0ffee", attrOf(exec, "sandgate.sandbox_id").AsString())
+	require.Equal(t, "ctr-ses_a", attrOf(exec, "sandgate.sandbox_id").AsString())
 }
 
 func TestProviderErrorsRecordedAndLogged(t *testing.T) {
@@ -221,7 +131,7 @@ func TestProviderErrorsRecordedAndLogged(t *testing.T) {
 	w := newWorld(t, time.Hour)
 	ctx := context.Background()
 	boom := errors.New("engine exploded")
-	w.fake.errOn["Provision"] = boom
+	w.fake.Fail(portfake.OpProvision, boom)
 	_, err := w.p.Provision(ctx, sandbox.Spec{SessionID: "ses_b"})
 	require.ErrorIs(t, err, boom)
 	_, err = w.p.Attach(ctx, "ses_nope")
@@ -256,10 +166,10 @@ func TestProviderMetrics(t *testing.T) {
 	ctx := context.Background()
 	sb, err := w.p.Provision(ctx, sandbox.Spec{SessionID: "ses_c"})
 	require.NoError(t, err)
-	w.fake.errOn["Provision"] = errors.New("no")
+	w.fake.Fail(portfake.OpProvision, errors.New("no"))
 	_, err = w.p.Provision(ctx, sandbox.Spec{SessionID: "ses_d"})
 	require.Error(t, err)
-	w.fake.execIn = 20 * time.Millisecond
+	w.fake.Hook(portfake.OpExec, func(context.Context, domain.ID) error { time.Sleep(20 * time.Millisecond); return nil })
 	_, err = sb.Exec(ctx, sandbox.ExecRequest{Command: "true"})
 	require.NoError(t, err)
 
@@ -306,7 +216,7 @@ func TestLiveGaugeCaches(t *testing.T) {
 		require.True(t, ok)
 		require.Equal(t, int64(1), n)
 	}
-	require.Equal(t, int32(1), w.fake.owned.Load(), "five scrapes, one engine call")
+	require.Equal(t, 1, w.fake.Calls(portfake.OpOwned), "five scrapes, one engine call")
 
 	_, err = w.p.Provision(ctx, sandbox.Spec{SessionID: "ses_f"})
 	require.NoError(t, err)
@@ -314,13 +224,13 @@ func TestLiveGaugeCaches(t *testing.T) {
 	require.NoError(t, err)
 	n, _ := live()
 	require.Equal(t, int64(2), n)
-	require.Equal(t, int32(2), w.fake.owned.Load())
+	require.Equal(t, 2, w.fake.Calls(portfake.OpOwned))
 	for _, s := range w.spans.Ended() {
 		require.NotEqual(t, "Provider.Owned", s.Name(), "an Owned without a caller's span is not traced")
 	}
 
 	time.Sleep(250 * time.Millisecond)
-	w.fake.errOn["Owned"] = errors.New("daemon away")
+	w.fake.Fail(portfake.OpOwned, errors.New("daemon away"))
 	_, ok := live()
 	require.False(t, ok, "no stale number when the engine cannot be asked")
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
+	"github.com/sandgate/sandgate/ports/portfake"
 )
 
 // BenchmarkServiceExec measures what the service adds to one exec on the
@@ -24,7 +25,7 @@ func BenchmarkServiceExec(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if e.prov.attaches != 0 {
-		b.Fatalf("%d attaches: the handle is not cached", e.prov.attaches)
+	if e.prov.Calls(portfake.OpAttach) != 0 {
+		b.Fatalf("%d attaches: the handle is not cached", e.prov.Calls(portfake.OpAttach))
 	}
 }

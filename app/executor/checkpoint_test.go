@@ -51,13 +51,6 @@ func (r *reapEnv) checkpointKept(t *testing.T, sid domain.ID) bool {
 	return true
 }
 
-// stop stops the session's sandbox, keeping its files (docker stop).
-func (r *reapEnv) stop(sid domain.ID) {
-	r.prov.mu.Lock()
-	defer r.prov.mu.Unlock()
-	r.prov.boxes[sid].running = false
-}
-
 // TestPlainDeleteDeletesTheCheckpoint: a DELETE without ?checkpoint=true
 // deletes the session's checkpoint, so the next PUT of the id starts empty;
 // with it, the workspace is kept, also when the reaper already took it.
@@ -75,7 +68,7 @@ func TestPlainDeleteDeletesTheCheckpoint(t *testing.T) {
 	require.False(t, r.checkpointKept(t, sid), "a plain delete deletes the checkpoint")
 	_, err := r.svc.Provision(ctx, sid, session.Request{})
 	require.NoError(t, err)
-	require.Empty(t, r.prov.boxes[sid].files, "the deleted workspace is not restored")
+	require.Empty(t, r.prov.Box(sid).Files(), "the deleted workspace is not restored")
 
 	require.NoError(t, r.svc.Delete(ctx, sid, false))
 	require.ErrorIs(t, r.svc.Delete(ctx, sid, true), sandbox.ErrNotFound, "no sandbox and no checkpoint: nothing to keep")
@@ -115,11 +108,11 @@ func TestRestoreNeverOverAStoppedSandbox(t *testing.T) {
 	ctx := context.Background()
 	sid := r.provision(t, map[string]string{"/workspace/f": "newer"})
 	r.putCheckpoint(t, sid, tarOf(t, map[string]string{"f": "older"}))
-	r.stop(sid)
+	r.prov.Stop(sid) // docker stop: the files are kept
 
 	_, err := r.svc.Provision(ctx, sid, session.Request{})
 	require.NoError(t, err)
-	require.Equal(t, "newer", string(r.prov.boxes[sid].files["/workspace/f"]))
+	require.Equal(t, "newer", string(r.prov.Box(sid).File("/workspace/f")))
 	require.False(t, r.checkpointKept(t, sid), "the stale checkpoint is deleted once the sandbox is adopted")
 }
 
@@ -145,7 +138,7 @@ func TestUnreadableCheckpointDestroysNothing(t *testing.T) {
 			_, err := r.svc.Provision(ctx, sid, session.Request{})
 			require.ErrorIs(t, err, ports.ErrBadCheckpoint)
 			require.ErrorContains(t, err, "kept")
-			require.Empty(t, r.prov.specs, "nothing was created")
+			require.Empty(t, r.prov.Specs(), "nothing was created")
 			require.True(t, r.checkpointKept(t, sid))
 			_, err = r.store.GetSession(ctx, sid)
 			require.ErrorIs(t, err, session.ErrNotFound, "no record was written")
@@ -156,11 +149,11 @@ func TestUnreadableCheckpointDestroysNothing(t *testing.T) {
 		r := newReapEnv(t, 1<<20)
 		sid := r.provision(t, map[string]string{"/workspace/only": "copy"})
 		r.putCheckpoint(t, sid, []byte("this is not a tar"))
-		r.stop(sid)
+		r.prov.Stop(sid) // docker stop: the files are kept
 		_, err := r.svc.Provision(ctx, sid, session.Request{})
 		require.NoError(t, err)
-		require.Empty(t, r.prov.reaped, "the sandbox holding the data is not removed")
-		require.Equal(t, "copy", string(r.prov.boxes[sid].files["/workspace/only"]))
+		require.Empty(t, r.prov.Reaped(), "the sandbox holding the data is not removed")
+		require.Equal(t, "copy", string(r.prov.Box(sid).File("/workspace/only")))
 	})
 }
 
@@ -204,7 +197,7 @@ func TestStoreFailureKeepsSandboxAndRecordTogether(t *testing.T) {
 	fs.fail.Store(true)
 
 	require.ErrorIs(t, r.svc.Delete(ctx, sid, false), errReadOnly)
-	require.Empty(t, r.prov.reaped, "the sandbox is kept with its record")
+	require.Empty(t, r.prov.Reaped(), "the sandbox is kept with its record")
 	_, err := r.svc.Get(ctx, sid)
 	require.NoError(t, err)
 
@@ -215,10 +208,10 @@ func TestStoreFailureKeepsSandboxAndRecordTogether(t *testing.T) {
 		require.Equal(t, OutcomeFailed, res.Outcome)
 		require.ErrorIs(t, res.Err, errReadOnly)
 	}
-	require.Empty(t, r.prov.reaped, "the reaper keeps them too")
+	require.Empty(t, r.prov.Reaped(), "the reaper keeps them too")
 
 	fs.fail.Store(false)
 	require.NoError(t, r.svc.Delete(ctx, sid, false))
 	require.Len(t, r.reaper.Round(ctx), 1)
-	require.ElementsMatch(t, []domain.ID{sid, idle}, r.prov.reaped)
+	require.ElementsMatch(t, []domain.ID{sid, idle}, r.prov.Reaped())
 }

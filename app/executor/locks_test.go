@@ -13,6 +13,7 @@ import (
 	"github.com/sandgate/sandgate/adapters/sessionstore"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/session"
+	"github.com/sandgate/sandgate/ports/portfake"
 )
 
 // TestProvisionsSerialisedAcrossServices: two services on one store file
@@ -22,7 +23,7 @@ import (
 func TestProvisionsSerialisedAcrossServices(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "store.db")
-	prov := newFakeProvider()
+	prov := portfake.NewProvider()
 	svcs := make([]*Service, 2)
 	for i := range svcs {
 		store, err := sessionstore.OpenSQLite(context.Background(), path, bytes.Repeat([]byte{7}, session.KeyLen))
@@ -30,9 +31,8 @@ func TestProvisionsSerialisedAcrossServices(t *testing.T) {
 		t.Cleanup(func() { _ = store.Close() })
 		svcs[i] = New(prov, store, defaults)
 	}
-	gate := make(chan struct{})
-	entered := make(chan domain.ID, 4)
-	prov.gate, prov.entered = gate, entered
+	gate := portfake.NewGate()
+	prov.Hook(portfake.OpProvision, gate.Hook)
 	a := domain.NewID("ses")
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
@@ -42,9 +42,9 @@ func TestProvisionsSerialisedAcrossServices(t *testing.T) {
 			errs <- err
 		})
 	}
-	require.Equal(t, a, waitFor(t, entered))
+	require.Equal(t, a, waitFor(t, gate.Entered()))
 	select {
-	case sid := <-entered:
+	case sid := <-gate.Entered():
 		t.Fatalf("the other service's provision of %s entered the provider while the first was in it", sid)
 	case <-time.After(100 * time.Millisecond):
 	}
@@ -55,16 +55,16 @@ func TestProvisionsSerialisedAcrossServices(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.ErrorIs(t, svcs[1].Delete(ctx, a, false), context.DeadlineExceeded)
 
-	close(gate)
-	require.Equal(t, a, waitFor(t, entered))
+	gate.Release()
+	require.Equal(t, a, waitFor(t, gate.Entered()))
 	wg.Wait()
 	close(errs)
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	require.Equal(t, 1, prov.maxFlight)
-	require.Len(t, prov.specs, 2, "the timed-out calls never reached the provider")
-	require.Empty(t, prov.reaped)
+	require.Equal(t, 1, prov.MaxInFlight())
+	require.Len(t, prov.Specs(), 2, "the timed-out calls never reached the provider")
+	require.Empty(t, prov.Reaped())
 	for _, svc := range svcs {
 		require.Zero(t, svc.locks.held(), "lock entries leaked")
 	}

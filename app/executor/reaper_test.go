@@ -16,6 +16,7 @@ import (
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/ports"
+	"github.com/sandgate/sandgate/ports/portfake"
 )
 
 // clock is a settable time source.
@@ -104,7 +105,7 @@ func TestReaperIdleCheckpointAndRestore(t *testing.T) {
 	require.Equal(t, []string{string(sid) + " idle checkpointed"}, outcomes(got))
 	require.Equal(t, outcomes(got), outcomes(r.observed()), "the observer sees every reap")
 	require.Positive(t, got[0].Size)
-	require.Equal(t, []domain.ID{sid}, r.prov.reaped)
+	require.Equal(t, []domain.ID{sid}, r.prov.Reaped())
 	_, err = r.store.GetSession(ctx, sid)
 	require.ErrorIs(t, err, session.ErrNotFound, "an idle reap removes the record")
 	_, err = r.svc.Exec(ctx, sid, sandbox.ExecRequest{Command: "true"})
@@ -112,10 +113,10 @@ func TestReaperIdleCheckpointAndRestore(t *testing.T) {
 
 	_, err = r.svc.Provision(ctx, sid, session.Request{})
 	require.NoError(t, err)
-	box := r.prov.boxes[sid]
-	require.Equal(t, "alpha", string(box.files["/workspace/a.txt"]))
-	require.Equal(t, "#!/bin/sh", string(box.files["/workspace/d/run.sh"]))
-	last := box.execs[len(box.execs)-1].Command
+	box := r.prov.Box(sid)
+	require.Equal(t, "alpha", string(box.File("/workspace/a.txt")))
+	require.Equal(t, "#!/bin/sh", string(box.File("/workspace/d/run.sh")))
+	last := box.Execs()[len(box.Execs())-1].Command
 	require.Contains(t, last, "mkdir -p -- '/workspace'")
 	require.Contains(t, last, "chmod 0755 -- '/workspace/d/run.sh'")
 	_, _, err = r.cp.Get(ctx, sid)
@@ -192,7 +193,7 @@ func TestReaperRechecksUnderTheLock(t *testing.T) {
 	require.NoError(t, err)
 	unlock()
 	require.Empty(t, <-done, "activity after the listing must cancel the reap")
-	require.Empty(t, r.prov.reaped)
+	require.Empty(t, r.prov.Reaped())
 }
 
 func TestReapCheckpointTooLarge(t *testing.T) {
@@ -206,7 +207,7 @@ func TestReapCheckpointTooLarge(t *testing.T) {
 	// An explicit delete keeps the session when it cannot keep the workdir.
 	err = r.svc.Delete(ctx, sid, true)
 	require.ErrorIs(t, err, ports.ErrCheckpointTooLarge)
-	require.Empty(t, r.prov.reaped)
+	require.Empty(t, r.prov.Reaped())
 	_, err = r.svc.Exec(ctx, sid, sandbox.ExecRequest{Command: "true"})
 	require.NoError(t, err, "a failed explicit delete leaves the session usable")
 
@@ -233,17 +234,17 @@ func TestReapKeepsSandboxOnTransientCheckpointFailure(t *testing.T) {
 	_, err := r.cp.Put(ctx, sid, bytes.NewReader([]byte("an older checkpoint")))
 	require.NoError(t, err)
 	transient := errors.New("engine did not answer")
-	r.prov.exportErr.Store(&transient)
+	r.prov.Fail(portfake.OpExport, transient)
 
 	r.clock.advance(time.Hour)
 	got := r.reaper.Round(ctx)
 	require.Equal(t, []string{string(sid) + " idle failed"}, outcomes(got))
 	require.ErrorIs(t, got[0].Err, transient)
-	require.Empty(t, r.prov.reaped, "the sandbox is kept")
+	require.Empty(t, r.prov.Reaped(), "the sandbox is kept")
 	_, _, err = r.cp.Get(ctx, sid)
 	require.NoError(t, err, "the older checkpoint is kept")
 
-	r.prov.exportErr.Store(nil)
+	r.prov.Fail(portfake.OpExport, nil)
 	got = r.reaper.Round(ctx)
 	require.Equal(t, []string{string(sid) + " idle checkpointed"}, outcomes(got))
 	rc, _, err := r.cp.Get(ctx, sid)
@@ -271,7 +272,7 @@ func TestDeleteWithCheckpoint(t *testing.T) {
 	require.NoError(t, err)
 	_, err = r.svc.Provision(ctx, sid, session.Request{})
 	require.NoError(t, err)
-	require.Empty(t, r.prov.boxes[sid].files)
+	require.Empty(t, r.prov.Box(sid).Files())
 	_, _, err = r.cp.Get(ctx, sid)
 	require.ErrorIs(t, err, ports.ErrCheckpointNotFound)
 }
@@ -284,7 +285,7 @@ func TestCachedHandle(t *testing.T) {
 		_, err := e.svc.Exec(ctx, sid, sandbox.ExecRequest{Command: "true"})
 		require.NoError(t, err)
 	}
-	require.Zero(t, e.prov.attaches, "the provision's handle is reused")
+	require.Zero(t, e.prov.Calls(portfake.OpAttach), "the provision's handle is reused")
 
 	// Someone else reaps and re-provisions: the cached handle is stale.
 	require.NoError(t, e.prov.Reap(ctx, sid))
@@ -293,7 +294,7 @@ func TestCachedHandle(t *testing.T) {
 	_, err = e.svc.Exec(ctx, sid, sandbox.ExecRequest{Command: "true"})
 	require.NoError(t, err)
 	require.NoError(t, e.svc.WriteFile(ctx, sid, "/w/x", bytes.NewReader([]byte("x")), 1))
-	require.Equal(t, 1, e.prov.attaches, "one re-attach after the stale handle")
+	require.Equal(t, 1, e.prov.Calls(portfake.OpAttach), "one re-attach after the stale handle")
 
 	// A stream write that consumed its source is not retried.
 	require.NoError(t, e.prov.Reap(ctx, sid))
@@ -350,7 +351,7 @@ func TestFailedRestoreKeepsCheckpoint(t *testing.T) {
 	sid := r.provision(t, map[string]string{"/workspace/k": "kept"})
 	require.NoError(t, r.svc.Delete(ctx, sid, true))
 
-	r.prov.failWrites.Store(true)
+	r.prov.Fail(portfake.OpWriteFiles, errors.New("write failed"))
 	_, err := r.svc.Provision(ctx, sid, session.Request{})
 	require.ErrorContains(t, err, "restore the checkpoint")
 	_, err = r.svc.Exec(ctx, sid, sandbox.ExecRequest{Command: "true"})
@@ -358,10 +359,10 @@ func TestFailedRestoreKeepsCheckpoint(t *testing.T) {
 	_, err = r.store.GetSession(ctx, sid)
 	require.ErrorIs(t, err, session.ErrNotFound, "the provision's record is undone")
 
-	r.prov.failWrites.Store(false)
+	r.prov.Fail(portfake.OpWriteFiles, nil)
 	_, err = r.svc.Provision(ctx, sid, session.Request{})
 	require.NoError(t, err)
-	require.Equal(t, "kept", string(r.prov.boxes[sid].files["/workspace/k"]), "the retry restores the workdir")
+	require.Equal(t, "kept", string(r.prov.Box(sid).File("/workspace/k")), "the retry restores the workdir")
 	_, _, err = r.cp.Get(ctx, sid)
 	require.ErrorIs(t, err, ports.ErrCheckpointNotFound, "and only then deletes the checkpoint")
 }

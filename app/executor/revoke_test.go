@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/ports"
 )
 
 // counted rewires e as cmd/executor wires the executor — the Service and
@@ -17,7 +19,7 @@ import (
 // revokes, and returns it.
 func counted(e *env, opts ...Option) *countingStore {
 	cs := &countingStore{SessionStore: e.store}
-	e.prov.tokens = cs
+	e.prov.Tokens = cs
 	e.svc = New(e.prov, cs, defaults, opts...)
 	return cs
 }
@@ -58,7 +60,7 @@ func TestOneRevokePerReap(t *testing.T) {
 		cs := counted(e)
 		token := live(t, e, sid)
 		require.NoError(t, e.svc.Delete(ctx, sid, false))
-		require.Equal(t, []domain.ID{sid}, e.prov.reaped)
+		require.Equal(t, []domain.ID{sid}, e.prov.Reaped())
 		require.Equal(t, 1, cs.revoked(sid), "revokes per DELETE")
 		dead(t, e, token)
 	})
@@ -68,7 +70,7 @@ func TestOneRevokePerReap(t *testing.T) {
 		sid := r.provision(t, map[string]string{"/workspace/a": "alpha"})
 		token := live(t, r.env, sid)
 		require.NoError(t, r.svc.Delete(ctx, sid, true))
-		require.Equal(t, []domain.ID{sid}, r.prov.reaped)
+		require.Equal(t, []domain.ID{sid}, r.prov.Reaped())
 		require.Equal(t, 1, cs.revoked(sid), "revokes per DELETE ?checkpoint=true")
 		dead(t, r.env, token)
 	})
@@ -100,4 +102,30 @@ func TestOneRevokePerReap(t *testing.T) {
 		require.Equal(t, 1, cs.revoked(orphan), "revokes per orphan reap")
 		dead(t, r.env, token)
 	})
+}
+
+// countingStore is a store that counts the revokes of each session, so a
+// test can hand it to both the Service and the provider's tokens and count
+// every revoke, whoever makes it.
+type countingStore struct {
+	ports.SessionStore
+	mu      sync.Mutex
+	revokes map[domain.ID]int
+}
+
+func (c *countingStore) Revoke(ctx context.Context, sid domain.ID) error {
+	c.mu.Lock()
+	if c.revokes == nil {
+		c.revokes = map[domain.ID]int{}
+	}
+	c.revokes[sid]++
+	c.mu.Unlock()
+	return c.SessionStore.Revoke(ctx, sid)
+}
+
+// revoked returns how many times sid's token was revoked.
+func (c *countingStore) revoked(sid domain.ID) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.revokes[sid]
 }

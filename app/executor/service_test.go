@@ -20,6 +20,7 @@ import (
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/ports"
+	"github.com/sandgate/sandgate/ports/portfake"
 )
 
 const secret = "ghp_0123456789abcdefSECRET"
@@ -30,7 +31,7 @@ var defaults = session.Defaults{
 
 type env struct {
 	svc   *Service
-	prov  *fakeProvider
+	prov  *portfake.Provider
 	store *sessionstore.Store
 }
 
@@ -39,8 +40,8 @@ func newEnv(t testing.TB) *env {
 	store, err := sessionstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "store.db"), bytes.Repeat([]byte{7}, session.KeyLen))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
-	prov := newFakeProvider()
-	prov.tokens = store // as cmd/executor wires it: the provider's tokens are the store
+	prov := portfake.NewProvider()
+	prov.Tokens = store // as cmd/executor wires it: the provider's tokens are the store
 	return &env{svc: New(prov, store, defaults), prov: prov, store: store}
 }
 
@@ -79,8 +80,8 @@ func TestProvisionGated(t *testing.T) {
 		Networking: &limited, Gated: true, State: ports.StateRunning,
 	}, info)
 
-	require.Len(t, e.prov.specs, 1)
-	spec := e.prov.specs[0]
+	require.Len(t, e.prov.Specs(), 1)
+	spec := e.prov.Specs()[0]
 	require.NotNil(t, spec.Gate)
 	require.Equal(t, map[string]string{"A": "1", "GITHUB_TOKEN": egress.Placeholder(sid, "GITHUB_TOKEN")}, spec.Env)
 
@@ -107,7 +108,7 @@ func TestProvisionInvalidTouchesNothing(t *testing.T) {
 	req.Env["LD_PRELOAD"] = "/x.so"
 	_, err := e.svc.Provision(context.Background(), sid, req)
 	require.ErrorIs(t, err, session.ErrInvalidRequest)
-	require.Empty(t, e.prov.specs)
+	require.Empty(t, e.prov.Specs())
 	_, err = e.store.GetSession(context.Background(), sid)
 	require.ErrorIs(t, err, session.ErrNotFound)
 }
@@ -118,7 +119,7 @@ func TestProvisionFailureRestoresTheRecord(t *testing.T) {
 	ctx := context.Background()
 	var err error
 
-	e.prov.provisionErr = sandbox.ErrSpecMismatch
+	e.prov.Fail(portfake.OpProvision, sandbox.ErrSpecMismatch)
 	changed := gatedRequest()
 	changed.Credentials[0].AllowedHosts = []string{"evil.example"}
 	_, err = e.svc.Provision(ctx, sid, changed)
@@ -145,14 +146,14 @@ func TestDelete(t *testing.T) {
 	require.ErrorIs(t, e.svc.Delete(ctx, sid, true), ports.ErrNotImplemented)
 	_, err = e.store.Authenticate(ctx, token)
 	require.NoError(t, err, "a refused delete revoked the token")
-	require.Empty(t, e.prov.reaped)
+	require.Empty(t, e.prov.Reaped())
 
 	require.NoError(t, e.svc.Delete(ctx, sid, false))
 	_, err = e.store.Authenticate(ctx, token)
 	require.ErrorIs(t, err, gatewire.ErrUnauthorized)
 	_, err = e.store.GetSession(ctx, sid)
 	require.ErrorIs(t, err, session.ErrNotFound)
-	require.Equal(t, []domain.ID{sid}, e.prov.reaped)
+	require.Equal(t, []domain.ID{sid}, e.prov.Reaped())
 	_, err = e.svc.Get(ctx, sid)
 	require.ErrorIs(t, err, sandbox.ErrNotFound)
 
@@ -169,7 +170,7 @@ func TestList(t *testing.T) {
 	require.NoError(t, err)
 	_, err = e.svc.Provision(ctx, a, session.Request{})
 	require.NoError(t, err)
-	e.prov.boxes[b].running = false
+	e.prov.Stop(b)
 	list, err := e.svc.List(ctx)
 	require.NoError(t, err)
 	unrestricted := domain.Networking{Type: domain.NetUnrestricted}
@@ -199,7 +200,7 @@ func TestSandboxCalls(t *testing.T) {
 	require.Equal(t, "abc", string(data))
 	_, _, err = e.svc.ReadFile(ctx, sid, "/w/a", 2)
 	require.ErrorIs(t, err, sandbox.ErrFileTooLarge)
-	require.Equal(t, []byte("b"), e.prov.boxes[sid].files["/w/b"])
+	require.Equal(t, []byte("b"), e.prov.Box(sid).File("/w/b"))
 
 	rc, err = e.svc.Export(ctx, sid, "/w")
 	require.NoError(t, err)
@@ -238,7 +239,7 @@ func TestRefusedBeforeTheSandbox(t *testing.T) {
 		require.ErrorIs(t, err, session.ErrInvalidRequest, tc.name)
 		require.ErrorContains(t, err, tc.want, tc.name)
 	}
-	require.Zero(t, e.prov.attaches, "a refused call reached the provider")
+	require.Zero(t, e.prov.Calls(portfake.OpAttach), "a refused call reached the provider")
 }
 
 // TestProvisionsSerialisedPerSession holds the first provision of a session
@@ -248,9 +249,8 @@ func TestProvisionsSerialisedPerSession(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	gate := make(chan struct{})
-	entered := make(chan domain.ID, 4)
-	e.prov.gate, e.prov.entered = gate, entered
+	gate := portfake.NewGate()
+	e.prov.Hook(portfake.OpProvision, gate.Hook)
 	a, b := domain.NewID("ses"), domain.NewID("ses")
 	var wg sync.WaitGroup
 	errs := make(chan error, 3)
@@ -260,21 +260,21 @@ func TestProvisionsSerialisedPerSession(t *testing.T) {
 			errs <- err
 		})
 	}
-	got := []domain.ID{waitFor(t, entered), waitFor(t, entered)}
+	got := []domain.ID{waitFor(t, gate.Entered()), waitFor(t, gate.Entered())}
 	require.ElementsMatch(t, []domain.ID{a, b}, got, "the two sessions must provision concurrently")
 	select {
-	case sid := <-entered:
+	case sid := <-gate.Entered():
 		t.Fatalf("a second provision of %s entered the provider while the first was in it", sid)
 	case <-time.After(50 * time.Millisecond):
 	}
-	close(gate)
-	require.Equal(t, a, waitFor(t, entered))
+	gate.Release()
+	require.Equal(t, a, waitFor(t, gate.Entered()))
 	wg.Wait()
 	close(errs)
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	require.Equal(t, 1, e.prov.maxFlight)
+	require.Equal(t, 1, e.prov.MaxInFlight())
 	require.Zero(t, e.svc.locks.held(), "lock entries leaked")
 }
 
@@ -297,7 +297,7 @@ func TestStoreFailure(t *testing.T) {
 	require.Error(t, err)
 	require.NotErrorIs(t, err, session.ErrInvalidRequest)
 	require.NotContains(t, err.Error(), secret)
-	require.Empty(t, e.prov.specs)
+	require.Empty(t, e.prov.Specs())
 }
 
 // tarNames returns the member names of a tar stream.

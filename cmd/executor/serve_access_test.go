@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/ports/portfake"
 )
 
 // TestAccessLogClipsSessionID: the id in the path is the client's string,
@@ -16,7 +17,7 @@ import (
 // clipped, like the path.
 func TestAccessLogClipsSessionID(t *testing.T) {
 	t.Parallel()
-	base, rec, logs := startedTraced(t, newLiveProvider())
+	base, rec, logs := startedTraced(t, portfake.NewProvider())
 	long := "ses_" + strings.Repeat("x", 8000)
 	status, _ := call(t, http.MethodGet, base+"/v1/sessions/"+long, testToken, "")
 	require.Equal(t, http.StatusBadRequest, status)

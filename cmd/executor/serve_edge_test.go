@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/ports/portfake"
 )
 
 // stalledRequest sends head and part of a body to the server at base, and
@@ -34,7 +36,7 @@ func TestServeBodiesTimeOut(t *testing.T) {
 	t.Parallel()
 	base, _, logs := started(t, testConfig(t, map[string]string{
 		"SANDGATE_BODY_IDLE_TIMEOUT": "400ms", "SANDGATE_MAX_BODIES": "2", "SANDGATE_READ_HEADER_TIMEOUT": "400ms",
-	}), &fakeProvider{})
+	}), portfake.NewProvider())
 	answer := func(conn net.Conn) (int, string) {
 		require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
 		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
@@ -88,7 +90,7 @@ func TestServeBodiesTimeOut(t *testing.T) {
 // log, access lines included (issue 11 item 13: 20 MB in 12 s).
 func TestServeRefusalsAreSampled(t *testing.T) {
 	t.Parallel()
-	base, _, logs := started(t, testConfig(t, nil), &fakeProvider{})
+	base, _, logs := started(t, testConfig(t, nil), portfake.NewProvider())
 	const flood = 300
 	for range flood {
 		status, _ := get(t, base+"/v1/sessions", "wrong-token-0123456789")

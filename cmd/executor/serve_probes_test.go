@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/internal/storetest"
+	"github.com/sandgate/sandgate/ports/portfake"
 )
 
 // TestServeReadyzStoreWrites: a store that still answers reads but takes
@@ -18,7 +19,7 @@ import (
 func TestServeReadyzStoreWrites(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t, nil)
-	base, _, logs := started(t, cfg, &fakeProvider{})
+	base, _, logs := started(t, cfg, portfake.NewProvider())
 	status, _ := get(t, base+"/readyz", "") // the store's files exist once it served
 	require.Equal(t, http.StatusOK, status)
 	storetest.ReadOnly(t, strings.TrimPrefix(cfg.DatabaseURL, "sqlite://"))

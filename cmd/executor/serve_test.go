@@ -20,6 +20,8 @@ import (
 
 	"github.com/sandgate/sandgate/cmd/executor/internal/config"
 	"github.com/sandgate/sandgate/cmd/internal/versioncmd"
+	"github.com/sandgate/sandgate/ports"
+	"github.com/sandgate/sandgate/ports/portfake"
 )
 
 const testToken = "test-api-token-0123456789"
@@ -58,9 +60,19 @@ func (l logFile) String() string {
 
 // started runs the graph with p as the provider and returns the API's base
 // URL and the log.
-func started(t *testing.T, cfg config.Config, p *fakeProvider) (string, *fxtest.App, logFile) {
+func started(t *testing.T, cfg config.Config, p *portfake.Provider) (string, *fxtest.App, logFile) {
 	t.Helper()
-	return startedWith(t, cfg, p.module())
+	return startedWith(t, cfg, fakeModule(p))
+}
+
+// fakeModule provides p as the provider, minting and revoking gate tokens
+// on the executor's store, as the real providers are wired
+// (serve_modules.go).
+func fakeModule(p *portfake.Provider) fx.Option {
+	return fx.Module("provider", fx.Provide(func(store ports.SessionStore) ports.Provider {
+		p.Tokens = store
+		return p
+	}))
 }
 
 // startedWith runs the graph with the given provider module.
@@ -101,7 +113,7 @@ func TestServeGraphValidates(t *testing.T) {
 func TestServeConstructorsStartNothing(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t, nil)
-	app := fx.New(serveOptions(cfg, newLogger(io.Discard), (&fakeProvider{}).module()))
+	app := fx.New(serveOptions(cfg, newLogger(io.Discard), fakeModule(portfake.NewProvider())))
 	require.NoError(t, app.Err())
 	require.NoFileExists(t, cfg.KeyFile, "the key is created by OnStart")
 	require.NoDirExists(t, filepath.Dir(strings.TrimPrefix(cfg.DatabaseURL, "sqlite://")), "the store opens in OnStart")
@@ -111,7 +123,7 @@ func TestServeConstructorsStartNothing(t *testing.T) {
 func TestServeEndpoints(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t, nil)
-	base, app, logs := started(t, cfg, &fakeProvider{})
+	base, app, logs := started(t, cfg, portfake.NewProvider())
 	tests := []struct {
 		name, path, token string
 		status            int
@@ -154,7 +166,7 @@ func TestServeGateListener(t *testing.T) {
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
 	cfg := testConfig(t, map[string]string{"SANDGATE_GATE_LISTEN": addr, "SANDGATE_CONTROLPLANE_URL": "http://10.0.0.1:7071"})
-	started(t, cfg, &fakeProvider{})
+	started(t, cfg, portfake.NewProvider())
 	status, _ := get(t, "http://"+addr+"/internal/v1/gate/config", "sgt_unknown")
 	require.Equal(t, http.StatusUnauthorized, status)
 	status, _ = get(t, "http://"+addr+"/v1/sessions", testToken)
@@ -163,7 +175,9 @@ func TestServeGateListener(t *testing.T) {
 
 func TestServeReadyzNamesFailure(t *testing.T) {
 	t.Parallel()
-	base, _, logs := started(t, testConfig(t, nil), &fakeProvider{ownedErr: errors.New("daemon down")})
+	p := portfake.NewProvider()
+	p.Fail(portfake.OpOwned, errors.New("daemon down"))
+	base, _, logs := started(t, testConfig(t, nil), p)
 	status, body := get(t, base+"/readyz", "")
 	require.Equal(t, http.StatusServiceUnavailable, status)
 	require.JSONEq(t, `{"status":"unready","failed":["provider"]}`, body)
@@ -176,7 +190,7 @@ func TestServeBindErrorFailsStart(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ln.Close() })
 	cfg := testConfig(t, map[string]string{"SANDGATE_LISTEN": ln.Addr().String()})
-	app := fx.New(serveOptions(cfg, newLogger(io.Discard), (&fakeProvider{}).module()))
+	app := fx.New(serveOptions(cfg, newLogger(io.Discard), fakeModule(portfake.NewProvider())))
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	err = app.Start(ctx)
@@ -184,9 +198,17 @@ func TestServeBindErrorFailsStart(t *testing.T) {
 	require.ErrorContains(t, err, "address already in use")
 }
 
-// inFlight starts GET /readyz against a provider that blocks, and waits until
-// the request is inside the handler.
-func inFlight(t *testing.T, base string, p *fakeProvider) <-chan int {
+// blockedOwned returns a provider whose Owned (what /readyz asks) waits at
+// the gate it returns: an in-flight request for the shutdown tests.
+func blockedOwned() (*portfake.Provider, *portfake.Gate) {
+	p, gate := portfake.NewProvider(), portfake.NewGate()
+	p.Hook(portfake.OpOwned, gate.Hook)
+	return p, gate
+}
+
+// inFlight starts GET /readyz against a provider that blocks at gate, and
+// waits until the request is inside the handler.
+func inFlight(t *testing.T, base string, gate *portfake.Gate) <-chan int {
 	t.Helper()
 	done := make(chan int, 1)
 	go func() {
@@ -199,7 +221,7 @@ func inFlight(t *testing.T, base string, p *fakeProvider) <-chan int {
 		done <- resp.StatusCode
 	}()
 	select {
-	case <-p.entered:
+	case <-gate.Entered():
 	case <-time.After(10 * time.Second):
 		t.Fatal("the request never reached the provider")
 	}
@@ -208,9 +230,9 @@ func inFlight(t *testing.T, base string, p *fakeProvider) <-chan int {
 
 func TestServeShutdownLetsRequestsFinish(t *testing.T) {
 	t.Parallel()
-	p := &fakeProvider{entered: make(chan struct{}), release: make(chan struct{})}
+	p, gate := blockedOwned()
 	base, app, _ := started(t, testConfig(t, nil), p)
-	done := inFlight(t, base, p)
+	done := inFlight(t, base, gate)
 	stopped := make(chan error, 1)
 	go func() { stopped <- app.Stop(context.Background()) }()
 	select {
@@ -218,21 +240,21 @@ func TestServeShutdownLetsRequestsFinish(t *testing.T) {
 		t.Fatalf("stop returned (%v) with a request in flight", err)
 	case <-time.After(100 * time.Millisecond):
 	}
-	close(p.release)
+	gate.Release()
 	require.Equal(t, http.StatusOK, <-done)
 	require.NoError(t, <-stopped)
 }
 
 func TestServeShutdownIsBounded(t *testing.T) {
 	t.Parallel()
-	p := &fakeProvider{entered: make(chan struct{}), release: make(chan struct{}), cancelled: make(chan struct{})}
+	p, gate := blockedOwned()
 	base, app, _ := started(t, testConfig(t, map[string]string{"SANDGATE_SHUTDOWN_TIMEOUT": "200ms"}), p)
-	done := inFlight(t, base, p)
+	done := inFlight(t, base, gate)
 	start := time.Now()
 	require.NoError(t, app.Stop(context.Background()))
 	require.Less(t, time.Since(start), 2*time.Second)
 	select {
-	case <-p.cancelled: // well before /readyz's own 3 s bound
+	case <-gate.Cancelled(): // well before /readyz's own 3 s bound
 	case <-time.After(time.Second):
 		t.Fatal("the stuck handler's context was not cancelled")
 	}
@@ -267,7 +289,7 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	}
 	require.ElementsMatch(t, served, documented)
 
-	base, _, _ := started(t, testConfig(t, nil), &fakeProvider{})
+	base, _, _ := started(t, testConfig(t, nil), portfake.NewProvider())
 	for _, route := range documented {
 		method, path, _ := strings.Cut(route, " ")
 		path = strings.ReplaceAll(path, "{id}", "s1") + "?path=/f&root=/w"

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -19,114 +18,11 @@ import (
 	"go.uber.org/fx/fxtest"
 
 	"github.com/sandgate/sandgate/core/domain"
-	"github.com/sandgate/sandgate/core/sandbox"
-	"github.com/sandgate/sandgate/ports"
+	"github.com/sandgate/sandgate/ports/portfake"
 )
 
-// liveProvider is a ports.Provider without Docker whose sessions exist: a
-// provision mints the gate token like a real provider (Generate, Persist,
-// through the store it is wired with), and a reap revokes it, so the gate
-// endpoints can be driven with it.
-type liveProvider struct {
-	issuer ports.GateTokenIssuer // set by module: the executor's store
-	mu     sync.Mutex
-	ids    map[domain.ID]bool
-	tokens map[domain.ID]string
-	specs  map[domain.ID]sandbox.Spec
-}
-
-var _ ports.Provider = (*liveProvider)(nil)
-
-func newLiveProvider() *liveProvider {
-	return &liveProvider{ids: map[domain.ID]bool{}, tokens: map[domain.ID]string{}, specs: map[domain.ID]sandbox.Spec{}}
-}
-
-func (p *liveProvider) module() fx.Option {
-	return fx.Module("provider", fx.Provide(func(store ports.SessionStore) ports.Provider {
-		p.issuer = store
-		return p
-	}))
-}
-
-func (p *liveProvider) Provision(ctx context.Context, spec sandbox.Spec) (ports.Sandbox, error) {
-	if spec.Gate != nil {
-		tok := p.issuer.Generate()
-		if err := p.issuer.Persist(ctx, spec.SessionID, tok); err != nil {
-			return nil, err
-		}
-		p.mu.Lock()
-		p.tokens[spec.SessionID] = tok
-		p.mu.Unlock()
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.ids[spec.SessionID] = true
-	p.specs[spec.SessionID] = spec
-	return liveSandbox{}, nil
-}
-
-func (p *liveProvider) Attach(_ context.Context, sid domain.ID) (ports.Sandbox, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.ids[sid] {
-		return nil, sandbox.ErrNotFound
-	}
-	return liveSandbox{}, nil
-}
-
-func (p *liveProvider) Owned(context.Context) ([]domain.ID, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []domain.ID
-	for id := range p.ids {
-		out = append(out, id)
-	}
-	return out, nil
-}
-
-func (p *liveProvider) Reap(ctx context.Context, sid domain.ID) error {
-	if err := p.issuer.Revoke(ctx, sid); err != nil {
-		return err
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.ids, sid)
-	return nil
-}
-
-func (p *liveProvider) Export(context.Context, domain.ID, string) (io.ReadCloser, error) {
-	return nil, sandbox.ErrFileNotExist
-}
-
-func (p *liveProvider) token(sid domain.ID) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.tokens[sid]
-}
-
-// liveSandbox answers every exec with exit 0.
-type liveSandbox struct{}
-
-func (liveSandbox) ID() string { return "c0ffee" }
-func (liveSandbox) Exec(context.Context, sandbox.ExecRequest) (sandbox.ExecResult, error) {
-	return sandbox.ExecResult{Stdout: "ok\n"}, nil
-}
-func (liveSandbox) ReadFile(context.Context, string) ([]byte, error) {
-	return nil, sandbox.ErrFileNotExist
-}
-func (liveSandbox) ReadFileStream(context.Context, string, int64) (io.ReadCloser, int64, error) {
-	return nil, 0, sandbox.ErrFileNotExist
-}
-func (liveSandbox) WriteFile(context.Context, string, []byte) error { return nil }
-func (liveSandbox) WriteFileStream(_ context.Context, _ string, src io.Reader, _ int64) error {
-	_, err := io.Copy(io.Discard, src)
-	return err
-}
-func (liveSandbox) WriteFiles(context.Context, []sandbox.FileWrite) error { return nil }
-func (liveSandbox) Destroy(context.Context) error                         { return nil }
-
 // startedTraced runs the graph with p and a recording tracer provider.
-func startedTraced(t *testing.T, p *liveProvider) (string, *tracetest.SpanRecorder, logFile) {
+func startedTraced(t *testing.T, p *portfake.Provider) (string, *tracetest.SpanRecorder, logFile) {
 	t.Helper()
 	cfg := testConfig(t, map[string]string{"SANDGATE_CONTROLPLANE_URL": "http://10.0.0.1:7071"})
 	f, err := os.Create(filepath.Join(t.TempDir(), "log"))
@@ -136,7 +32,7 @@ func startedTraced(t *testing.T, p *liveProvider) (string, *tracetest.SpanRecord
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	var srv *servers
-	app := fxtest.New(t, serveOptions(cfg, newLogger(logs), p.module()),
+	app := fxtest.New(t, serveOptions(cfg, newLogger(logs), fakeModule(p)),
 		fx.Decorate(func(trace.TracerProvider) trace.TracerProvider { return tp }),
 		fx.Populate(&srv))
 	app.RequireStart()
@@ -173,7 +69,7 @@ func call(t *testing.T, method, url, token, body string) (int, string) {
 func TestTelemetryEndToEnd(t *testing.T) {
 	t.Parallel()
 	const secret = "cred-secret-never-logged-4242"
-	p := newLiveProvider()
+	p := portfake.NewProvider()
 	base, rec, logs := startedTraced(t, p)
 	sid := domain.ID("ses_telemetry1")
 
@@ -181,12 +77,14 @@ func TestTelemetryEndToEnd(t *testing.T) {
 		`{"networking":{"type":"limited","allowed_hosts":["api.example.com"]},`+
 			`"credentials":[{"id":"api","name":"API_KEY","secret":"`+secret+`","allowed_hosts":["api.example.com"],"locations":["headers"]}]}`)
 	require.Equal(t, http.StatusOK, status, body)
-	require.NotContains(t, p.specs[sid].Env["API_KEY"], secret, "the sandbox sees a placeholder")
+	specs := p.Specs()
+	require.Len(t, specs, 1)
+	require.NotContains(t, specs[0].Env["API_KEY"], secret, "the sandbox sees a placeholder")
 	status, body = call(t, http.MethodPost, base+"/v1/sessions/"+string(sid)+"/exec", testToken, `{"command":"echo $API_KEY"}`)
 	require.Equal(t, http.StatusOK, status, body)
 
 	// The gate fetches its config (the body carries the secret) and reports.
-	gateToken := p.token(sid)
+	gateToken := p.Token(sid)
 	require.NotEmpty(t, gateToken)
 	status, body = call(t, http.MethodGet, base+"/internal/v1/gate/config", gateToken, "")
 	require.Equal(t, http.StatusOK, status)

@@ -33,8 +33,8 @@ func TestCpUploadFileWithProgress(t *testing.T) {
 	r := h.run("cp", src, "s1:/workspace/in/", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.JSONEq(t, `{"source":"`+src+`","destination":"s1:/workspace/in/big.bin","bytes":10485760}`, r.stdout)
-	require.True(t, bytes.Equal(data, h.svc.file("s1:/workspace/in/big.bin")), "the file arrives whole, under its base name")
-	require.Equal(t, []string{"write s1:/workspace/in/big.bin"}, h.svc.called())
+	require.True(t, bytes.Equal(data, h.svc.File("s1", "/workspace/in/big.bin")), "the file arrives whole, under its base name")
+	require.Equal(t, []string{"write s1 /workspace/in/big.bin"}, h.svc.Calls())
 	require.True(t, strings.HasPrefix(r.stderr, "\rupload ["), r.stderr)
 	require.True(t, strings.HasSuffix(r.stderr, "\rupload [==============================] 100% 10.0 MiB / 10.0 MiB\n"), r.stderr)
 	require.LessOrEqual(t, strings.Count(r.stderr, "\r"), 101, "one redraw per percent at most")
@@ -45,7 +45,7 @@ func TestCpDownloadFileWithProgress(t *testing.T) {
 	h := newHarness(t)
 	h.terminal = true
 	data := tenMiB(t)
-	h.svc.put("s1:/workspace/out.bin", data)
+	h.svc.Put("s1", "/workspace/out.bin", data)
 	dir := t.TempDir()
 
 	r := h.run("cp", "s1:/workspace/out.bin", dir)
@@ -63,14 +63,14 @@ func TestCpDownloadFileWithProgress(t *testing.T) {
 func TestCpNoProgressWithoutTerminalOrForSmallFiles(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.svc.put("s1:/big", tenMiB(t))
+	h.svc.Put("s1", "/big", tenMiB(t))
 	r := h.run("cp", "s1:/big", "-")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Empty(t, r.stderr, "stderr is no terminal")
-	require.True(t, bytes.Equal(h.svc.file("s1:/big"), []byte(r.stdout)))
+	require.True(t, bytes.Equal(h.svc.File("s1", "/big"), []byte(r.stdout)))
 
 	h.terminal = true
-	h.svc.put("s1:/small", []byte("hello"))
+	h.svc.Put("s1", "/small", []byte("hello"))
 	r = h.run("cp", "s1:/small", "-")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, "hello", r.stdout)
@@ -92,14 +92,14 @@ func TestCpUploadFromStdin(t *testing.T) {
 		r := h.run("cp", "--json", "-", "s1:/workspace/x")
 		require.Equal(t, 0, r.code, name+": "+r.stderr)
 		require.JSONEq(t, `{"source":"-","destination":"s1:/workspace/x","bytes":10485760}`, r.stdout, name)
-		require.True(t, bytes.Equal(data, h.svc.file("s1:/workspace/x")), name)
+		require.True(t, bytes.Equal(data, h.svc.File("s1", "/workspace/x")), name)
 	}
 }
 
 func TestCpDownloadJSONAndFailureLeavesNoFile(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.svc.put("s1:/a", []byte("abc"))
+	h.svc.Put("s1", "/a", []byte("abc"))
 	dst := filepath.Join(t.TempDir(), "a.copy")
 	r := h.run("cp", "s1:/a", dst, "--json")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -121,8 +121,8 @@ func TestCpDownloadJSONAndFailureLeavesNoFile(t *testing.T) {
 func TestCpBrokenDownloadLeavesNoFile(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.svc.put("s1:/a", []byte("abc"))
-	h.svc.overstate = 5
+	h.svc.Put("s1", "/a", []byte("abc"))
+	h.svc.Overstate = 5
 	dir := t.TempDir()
 	r := h.run("cp", "s1:/a", filepath.Join(dir, "a"))
 	require.Equal(t, ExitFailure, r.code)
@@ -155,7 +155,7 @@ func TestCpUsageErrors(t *testing.T) {
 			r := h.run(tc.args...)
 			require.Equal(t, ExitUsage, r.code, r.stderr)
 			require.Contains(t, r.stderr, "executor cp: "+tc.want+"\n")
-			require.Empty(t, h.svc.called())
+			require.Empty(t, h.svc.Calls())
 		})
 	}
 }
@@ -165,7 +165,7 @@ func TestExport(t *testing.T) {
 	h := newHarness(t)
 	r := h.run("export", "s1")
 	require.Equal(t, 0, r.code, r.stderr)
-	require.Equal(t, "TAR of /workspace", r.stdout)
+	require.Equal(t, "tar:/workspace", r.stdout)
 
 	out := filepath.Join(t.TempDir(), "x.tar")
 	r = h.run("export", "s1", "--root", "/data", "-o", out)
@@ -173,8 +173,8 @@ func TestExport(t *testing.T) {
 	require.Empty(t, r.stdout)
 	got, err := os.ReadFile(out)
 	require.NoError(t, err)
-	require.Equal(t, "TAR of /data", string(got))
-	require.Equal(t, []string{"export s1:/workspace", "export s1:/data"}, h.svc.called())
+	require.Equal(t, "tar:/data", string(got))
+	require.Equal(t, []string{"export s1 /workspace", "export s1 /data"}, h.svc.Calls())
 }
 
 func TestExportRefusesATerminal(t *testing.T) {
@@ -185,5 +185,5 @@ func TestExportRefusesATerminal(t *testing.T) {
 	code := Run(t.Context(), []string{"export", "s1"}, s)
 	require.Equal(t, ExitUsage, code)
 	require.Contains(t, errOut.String(), "executor export: stdout is a terminal: redirect it (> x.tar) or give -o FILE\n")
-	require.Empty(t, h.svc.called())
+	require.Empty(t, h.svc.Calls())
 }

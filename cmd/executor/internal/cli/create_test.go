@@ -11,6 +11,7 @@ import (
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/core/session"
+	"github.com/sandgate/sandgate/ports/portfake"
 )
 
 func TestCreateSendsTheRequestAndPrintsTheSession(t *testing.T) {
@@ -37,7 +38,7 @@ func TestCreateSendsTheRequestAndPrintsTheSession(t *testing.T) {
 			{ID: "oa", Name: "OA", Secret: gatewire.NewSecret("stdin-secret-value"), AllowedHosts: []string{"api.example.com"},
 				Locations: []gatewire.Location{gatewire.LocationHeaders}},
 		},
-	}, h.svc.state().req)
+	}, h.svc.Request())
 }
 
 func TestCreateJSON(t *testing.T) {
@@ -47,9 +48,9 @@ func TestCreateJSON(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	var got httpapi.SessionResponse
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
-	require.Equal(t, testInfo("s1"), got.Info())
+	require.Equal(t, portfake.Info("s1"), got.Info())
 	require.Contains(t, r.stdout, `"sandbox_id": "ctr1"`, "the API's keys")
-	require.Equal(t, session.Request{}, h.svc.state().req, "no flag means the executor's defaults, unrestricted")
+	require.Equal(t, session.Request{}, h.svc.Request(), "no flag means the executor's defaults, unrestricted")
 }
 
 func TestCreateEmptyLimitedMeansNoEgress(t *testing.T) {
@@ -57,7 +58,7 @@ func TestCreateEmptyLimitedMeansNoEgress(t *testing.T) {
 	h := newHarness(t)
 	r := h.run("create", "s1", "--limited", "")
 	require.Equal(t, 0, r.code, r.stderr)
-	require.Equal(t, domain.Networking{Type: domain.NetLimited}, h.svc.state().req.Networking)
+	require.Equal(t, domain.Networking{Type: domain.NetLimited}, h.svc.Request().Networking)
 }
 
 func TestCreateUsageErrors(t *testing.T) {
@@ -101,7 +102,7 @@ func TestCreateUsageErrors(t *testing.T) {
 			require.Contains(t, r.stderr, "\nusage: executor create SESSION")
 			require.NotContains(t, r.stderr, "hunter2", "a secret is never quoted back")
 			require.Empty(t, r.stdout)
-			require.Empty(t, h.svc.called(), "a usage error calls nothing")
+			require.Empty(t, h.svc.Calls(), "a usage error calls nothing")
 		})
 	}
 }

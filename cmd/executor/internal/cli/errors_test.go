@@ -40,7 +40,7 @@ func TestAPIErrorsAreExplained(t *testing.T) {
 		t.Run(tc.want, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
-			h.svc.err = tc.err
+			h.svc.Err = tc.err
 			r := h.run(tc.args...)
 			require.Equal(t, ExitFailure, r.code)
 			require.Equal(t, tc.want, r.stderr)

@@ -63,12 +63,12 @@ func TestExec(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
-			h.svc.result = tc.result
+			h.svc.ExecResult = tc.result
 			r := h.run(tc.args...)
 			require.Equal(t, tc.code, r.code)
 			require.Equal(t, tc.stdout, r.stdout)
 			require.Equal(t, tc.stderr, r.stderr)
-			require.Equal(t, tc.sent, h.svc.state().exec)
+			require.Equal(t, tc.sent, h.svc.ExecRequest())
 		})
 	}
 }
@@ -94,7 +94,7 @@ func TestCommandExit(t *testing.T) {
 func TestExecJSON(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.svc.result = sandbox.ExecResult{Stdout: "a", Stderr: "b", ExitCode: 7, Truncated: true}
+	h.svc.ExecResult = sandbox.ExecResult{Stdout: "a", Stderr: "b", ExitCode: 7, Truncated: true}
 	r := h.run("exec", "s1", "--json", "--", "false")
 	require.Equal(t, 7, r.code, "--json exits with the command's code too")
 	require.Empty(t, r.stderr)
@@ -121,7 +121,7 @@ func TestExecUsageErrors(t *testing.T) {
 			r := h.run(tc.args...)
 			require.Equal(t, ExitUsage, r.code)
 			require.Contains(t, r.stderr, "executor exec: "+tc.want)
-			require.Empty(t, h.svc.called())
+			require.Empty(t, h.svc.Calls())
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/ports"
+	"github.com/sandgate/sandgate/ports/portfake"
 )
 
 func TestRm(t *testing.T) {
@@ -20,12 +21,12 @@ func TestRm(t *testing.T) {
 	r = h.run("rm", "--json", "s2")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.JSONEq(t, `{"id":"s2","removed":true,"checkpoint":false}`, r.stdout)
-	require.Equal(t, []bool{false, false}, h.svc.state().deleted)
+	require.Equal(t, []bool{false, false}, h.svc.Deleted())
 	// The fake, like today's service, refuses a checkpointing delete.
 	r = h.run("rm", "s3", "--checkpoint")
 	require.Equal(t, ExitFailure, r.code)
 	require.Equal(t, "executor rm: this executor does not do that yet: not implemented yet\n", r.stderr)
-	require.Equal(t, []string{"delete s1", "delete s2", "delete s3"}, h.svc.called())
+	require.Equal(t, []string{"delete s1", "delete s2", "delete s3"}, h.svc.Calls())
 }
 
 func TestLs(t *testing.T) {
@@ -38,7 +39,7 @@ func TestLs(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.JSONEq(t, `{"sessions":[]}`, r.stdout)
 
-	h.svc.infos = []ports.SessionInfo{testInfo("s1"), {ID: "s2", State: ports.StateStopped}, {ID: "s3", State: ports.StateRunning,
+	h.svc.Infos = []ports.SessionInfo{portfake.Info("s1"), {ID: "s2", State: ports.StateStopped}, {ID: "s3", State: ports.StateRunning,
 		Image: "i", Networking: &domain.Networking{Type: domain.NetUnrestricted}}}
 	r = h.run("ls")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -50,7 +51,7 @@ func TestLs(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	var got httpapi.SessionList
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
-	require.Equal(t, h.svc.infos, got.Infos())
+	require.Equal(t, h.svc.Infos, got.Infos())
 	r = h.run("ls", "extra")
 	require.Equal(t, ExitUsage, r.code)
 }

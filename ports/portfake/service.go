@@ -1,0 +1,255 @@
+package portfake
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"slices"
+	"sync"
+
+	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/sandbox"
+	"github.com/sandgate/sandgate/core/session"
+	"github.com/sandgate/sandgate/ports"
+)
+
+// ErrShortWrite is what Service.WriteFile answers when src does not hold
+// exactly size bytes.
+var ErrShortWrite = errors.New("portfake: the stream does not hold the size announced")
+
+// Service is a recording ports.Service for the tests of what drives one
+// (the HTTP API, its client, the CLI). Each call is recorded as a line
+// ("provision ses_a", "read ses_a /w/f", …), then answers Err when set.
+// Files live in memory keyed by session and path, unless Sink, Source or
+// ExportSource take over a stream. Set the exported fields before the
+// calls they shape; read what was recorded through the methods, which take
+// the lock the handlers' goroutines write under.
+type Service struct {
+	// Err, when set, is what every call answers (after recording it).
+	Err error
+	// Infos is what List answers.
+	Infos []ports.SessionInfo
+	// ExecResult is what Exec answers.
+	ExecResult sandbox.ExecResult
+	// NoCheckpoints makes a checkpointing Delete answer
+	// ports.ErrNotImplemented, as a service without a checkpoint store does.
+	NoCheckpoints bool
+	// Overstate is added to the size ReadFile reports: a stream that breaks
+	// before its announced length.
+	Overstate int64
+	// Sink consumes a WriteFile's stream instead of storing it; Source
+	// produces a ReadFile's stream and size; ExportSource produces Export's.
+	Sink         func(src io.Reader, size int64) error
+	Source       func() (io.ReadCloser, int64)
+	ExportSource func() io.ReadCloser
+
+	mu       sync.Mutex
+	calls    []string
+	req      session.Request
+	exec     sandbox.ExecRequest
+	batch    []sandbox.FileWrite
+	maxBytes int64
+	deleted  []bool
+	files    map[fileKey][]byte
+}
+
+type fileKey struct {
+	sid  domain.ID
+	path string
+}
+
+var _ ports.Service = (*Service)(nil)
+
+// NewService returns a Service with no file and no session.
+func NewService() *Service { return &Service{files: map[fileKey][]byte{}} }
+
+// Info is the running, gated session Provision and Get answer for sid.
+func Info(sid domain.ID) ports.SessionInfo {
+	n := domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"api.example.com"}}
+	return ports.SessionInfo{
+		ID: sid, SandboxID: "ctr1", Image: "img:1", Workdir: "/workspace", Networking: &n, Gated: true,
+		State: ports.StateRunning,
+	}
+}
+
+func (f *Service) record(call string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, call)
+	return f.Err
+}
+
+// Provision validates req as the real service does (its errors name the
+// field), records it and answers Info(sid).
+func (f *Service) Provision(_ context.Context, sid domain.ID, req session.Request) (ports.SessionInfo, error) {
+	if err := f.record("provision " + string(sid)); err != nil {
+		return ports.SessionInfo{}, err
+	}
+	if err := req.Validate(sid); err != nil {
+		return ports.SessionInfo{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.req = req
+	return Info(sid), nil
+}
+
+// Get answers Info(sid).
+func (f *Service) Get(_ context.Context, sid domain.ID) (ports.SessionInfo, error) {
+	if err := f.record("get " + string(sid)); err != nil {
+		return ports.SessionInfo{}, err
+	}
+	return Info(sid), nil
+}
+
+// Delete records the checkpoint flag of a delete it accepts.
+func (f *Service) Delete(_ context.Context, sid domain.ID, checkpoint bool) error {
+	if err := f.record("delete " + string(sid)); err != nil {
+		return err
+	}
+	if checkpoint && f.NoCheckpoints {
+		return ports.ErrNotImplemented
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.deleted = append(f.deleted, checkpoint)
+	return nil
+}
+
+// List answers Infos.
+func (f *Service) List(context.Context) ([]ports.SessionInfo, error) {
+	if err := f.record("list"); err != nil {
+		return nil, err
+	}
+	return f.Infos, nil
+}
+
+// Exec records req and answers ExecResult.
+func (f *Service) Exec(_ context.Context, sid domain.ID, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
+	if err := f.record("exec " + string(sid)); err != nil {
+		return sandbox.ExecResult{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.exec = req
+	return f.ExecResult, nil
+}
+
+// ReadFile records maxBytes and streams Source, else the stored file (its
+// size plus Overstate), else answers sandbox.ErrFileNotExist.
+func (f *Service) ReadFile(_ context.Context, sid domain.ID, path string, maxBytes int64) (io.ReadCloser, int64, error) {
+	if err := f.record("read " + string(sid) + " " + path); err != nil {
+		return nil, 0, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.maxBytes = maxBytes
+	if f.Source != nil {
+		rc, n := f.Source()
+		return rc, n, nil
+	}
+	data, ok := f.files[fileKey{sid, path}]
+	if !ok {
+		return nil, 0, sandbox.ErrFileNotExist
+	}
+	return io.NopCloser(bytes.NewReader(data)), int64(len(data)) + f.Overstate, nil
+}
+
+// WriteFile hands src to Sink, else stores it: exactly size bytes, or
+// ErrShortWrite with nothing stored.
+func (f *Service) WriteFile(_ context.Context, sid domain.ID, path string, src io.Reader, size int64) error {
+	if err := f.record("write " + string(sid) + " " + path); err != nil {
+		return err
+	}
+	if f.Sink != nil {
+		return f.Sink(src, size)
+	}
+	data, err := io.ReadAll(src)
+	if err != nil {
+		return err
+	}
+	if int64(len(data)) != size {
+		return ErrShortWrite
+	}
+	f.Put(sid, path, data)
+	return nil
+}
+
+// WriteFiles records the batch.
+func (f *Service) WriteFiles(_ context.Context, sid domain.ID, files []sandbox.FileWrite) error {
+	if err := f.record("batch " + string(sid)); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.batch = files
+	return nil
+}
+
+// Export streams ExportSource, else "tar:" and root.
+func (f *Service) Export(_ context.Context, sid domain.ID, root string) (io.ReadCloser, error) {
+	if err := f.record("export " + string(sid) + " " + root); err != nil {
+		return nil, err
+	}
+	if f.ExportSource != nil {
+		return f.ExportSource(), nil
+	}
+	return io.NopCloser(bytes.NewReader([]byte("tar:" + root))), nil
+}
+
+// Put stores a session's file (nil is stored as empty).
+func (f *Service) Put(sid domain.ID, path string, data []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.files[fileKey{sid, path}] = append([]byte{}, data...)
+}
+
+// File returns a copy of a session's stored file, or nil.
+func (f *Service) File(sid domain.ID, path string) []byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.files[fileKey{sid, path}])
+}
+
+// Calls returns the calls made so far, in order.
+func (f *Service) Calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
+
+// Request returns the last request Provision accepted.
+func (f *Service) Request() session.Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.req
+}
+
+// ExecRequest returns the last request Exec was called with.
+func (f *Service) ExecRequest() sandbox.ExecRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.exec
+}
+
+// Batch returns the last batch WriteFiles was called with.
+func (f *Service) Batch() []sandbox.FileWrite {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.batch
+}
+
+// MaxBytes returns the bound of the last ReadFile.
+func (f *Service) MaxBytes() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.maxBytes
+}
+
+// Deleted returns the checkpoint flag of each accepted Delete, in order.
+func (f *Service) Deleted() []bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.deleted)
+}
