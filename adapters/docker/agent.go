@@ -2,8 +2,8 @@ package docker
 
 import (
 	"context"
-	"errors"
 	"io"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/sandgate/sandgate/adapters/internal/agentclient"
 	"github.com/sandgate/sandgate/core/agentwire"
+	"github.com/sandgate/sandgate/core/sandbox"
 )
 
 // The in-sandbox agent on Docker (issue 13). Its binary reaches every
@@ -43,12 +44,7 @@ type agents struct {
 	volume   string
 	failedAt time.Time
 	logged   bool
-	conns    map[string]agentEntry // by session id
-}
-
-type agentEntry struct {
-	id   string // container id
-	conn *agentclient.Conn
+	conns    agentclient.Registry // by session, tagged with the container id
 }
 
 // agentMount adds the agent volume to a sandbox's mounts when the agent is
@@ -100,8 +96,10 @@ func (p *Provider) fillAgentVolume(ctx context.Context) (string, error) {
 	if _, err := p.eng.VolumeCreate(ctx, volume.CreateOptions{Name: vol, Labels: map[string]string{labelAgent: img.ID}}); err != nil {
 		return "", translate(err, "create volume "+vol)
 	}
+	labels := map[string]string{labelAgent: img.ID}
+	maps.Copy(labels, p.opts.Labels)
 	created, err := p.eng.ContainerCreate(ctx,
-		&container.Config{Image: img.ID, Cmd: []string{agentImageDir + "/sandgate-agent", "version"}, Labels: map[string]string{labelAgent: img.ID}},
+		&container.Config{Image: img.ID, Cmd: []string{agentImageDir + "/sandgate-agent", "version"}, Labels: labels},
 		&container.HostConfig{Mounts: []mount.Mount{{Type: mount.TypeVolume, Source: vol, Target: agentImageDir}}, NetworkMode: "none"},
 		nil, nil, "")
 	if err != nil {
@@ -133,49 +131,11 @@ func hasAgentMount(c container.InspectResponse) bool {
 	return false
 }
 
-// agentConn is the Conn of the session's sandbox id, made on first use; a
-// Conn of an older sandbox of the session is closed.
-func (p *Provider) agentConn(sid, id, workdir string) *agentclient.Conn {
-	a := &p.agents
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if e, ok := a.conns[sid]; ok {
-		if e.id == id {
-			return e.conn
-		}
-		_ = e.conn.Close()
-	}
-	if a.conns == nil {
-		a.conns = map[string]agentEntry{}
-	}
-	c := agentclient.New(p.openAgent(id, workdir))
-	a.conns[sid] = agentEntry{id: id, conn: c}
-	return c
-}
-
-// forgetAgent closes the session's Conn (all of them when id is empty,
-// else only the one of container id).
-func (p *Provider) forgetAgent(sid, id string) {
-	a := &p.agents
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if e, ok := a.conns[sid]; ok && (id == "" || e.id == id) {
-		_ = e.conn.Close()
-		delete(a.conns, sid)
-	}
-}
-
 // Close stops every agent this provider started (their streams end, so
 // each agent kills what it still runs and exits). The provider stays
 // usable: a later call starts a new agent.
 func (p *Provider) Close() error {
-	a := &p.agents
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for sid, e := range a.conns {
-		_ = e.conn.Close()
-		delete(a.conns, sid)
-	}
+	p.agents.conns.Close()
 	return nil
 }
 
@@ -217,19 +177,27 @@ func (s *agentStream) Close() error {
 	return s.r.Close()
 }
 
-// agentOr runs op over the agent when the sandbox has one, else fallback.
-// A lost stream whose sandbox is gone is ErrNotFound (C-EXEC-5), like the
-// fallback's.
-func agentOr[T any](ctx context.Context, s *handle, op func(*agentclient.Conn) (T, error), fallback func() (T, error)) (T, error) {
-	if s.agent == nil {
-		return fallback()
+// lost answers a call whose agent stream was lost: ErrNotFound when the
+// sandbox went away under it (C-EXEC-5), like the fallback's.
+func (s *handle) lost(ctx context.Context, err error) error {
+	if s.lostSandbox(ctx, err, 0) {
+		return errGone
 	}
-	v, err := op(s.agent)
-	if errors.Is(err, agentclient.ErrLost) && s.lostSandbox(ctx, err, 0) {
-		var zero T
-		return zero, errGone
+	return err
+}
+
+// killGroupOutside SIGKILLs process group pid with an engine exec of the
+// core's kill script (the agent's backstop). It does not wait.
+func (s *handle) killGroupOutside(ctx context.Context, pid int) {
+	argv, err := sandbox.KillGroupArgv(pid)
+	if err != nil {
+		return
 	}
-	return v, err
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sandbox.ReturnGrace)
+		defer cancel()
+		_, _, _ = s.runScript(ctx, argv, nil, nil)
+	}()
 }
 
 // mountsAgent reports whether a sandbox's host config mounts the agent.

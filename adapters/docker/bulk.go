@@ -10,13 +10,13 @@ import (
 	"github.com/sandgate/sandgate/core/sandbox"
 )
 
-// writeFilesScript is WriteFiles on the fallback path (C-BULK-1..3): two execs, whatever
+// WriteFiles on the fallback path (C-BULK-1..3): two execs, whatever
 // the member count: the prepare exec receives the bookkeeping on stdin and
 // makes the directories as the sandbox's user; an archive PUT per writable
 // root (one, for a batch under the workdir) extracts every member under its
 // temporary name; the rename exec lands them in order. A PUT that fails is followed by the discard exec instead,
 // so nothing lands and nothing is left behind.
-func (s *handle) writeFilesScript(ctx context.Context, files []sandbox.FileWrite) error {
+func (s scripts) WriteFiles(ctx context.Context, files []sandbox.FileWrite) error {
 	if len(files) == 0 {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -73,10 +74,40 @@ func TestConformance(t *testing.T) {
 	// to reaping what it created.
 	labels := dockertest.Labels(t, cli)
 	t.Cleanup(func() { requireNothingLeft(t, cli, labels) })
+	// Every row runs over the in-sandbox agent and over the engine-exec
+	// fallback: both answer the same contract (issue 13).
+	for _, path := range []struct{ name, agentImage string }{
+		{"agent", dockertest.AgentImage(t, cli)},
+		{"fallback", ""},
+	} {
+		t.Run(path.name, func(t *testing.T) {
+			conformance(t, cli, base, labels, gated, path.agentImage)
+		})
+	}
+}
+
+// conformance runs the suite with providers that use agentImage (empty:
+// the fallback path).
+func conformance(t *testing.T, cli *client.Client, base string, labels map[string]string, gated gated, agentImage string) {
+	var (
+		mu   sync.Mutex
+		made []*docker.Provider
+	)
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range made {
+			_ = p.Close()
+		}
+	})
 	newProvider := func(tk ports.GateTokenIssuer) ports.Provider {
 		// On the test's client, which its cleanup closes (no idle
 		// connections left behind).
-		return docker.New(cli, docker.Options{Labels: labels, Tokens: tk, GateNetwork: gated.network})
+		p := docker.New(cli, docker.Options{Labels: labels, Tokens: tk, GateNetwork: gated.network, AgentImage: agentImage})
+		mu.Lock()
+		made = append(made, p)
+		mu.Unlock()
+		return p
 	}
 	porttest.Run(t, porttest.Harness{
 		Provider:     newProvider(gated.harness.Tokens),

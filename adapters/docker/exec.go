@@ -28,10 +28,10 @@ const (
 	drainMax   = 1500 * time.Millisecond
 )
 
-// execScript is Exec on the fallback path (C-EXEC-1..5). The deadline is enforced
+// Exec on the fallback path (C-EXEC-1..5). The deadline is enforced
 // inside by the core's wrapper and judged outside from daemon-side evidence
 // (sandbox.ExecEvidence): this clock, exec inspect, container top.
-func (s *handle) execScript(ctx context.Context, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
+func (s scripts) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
 	if err := sandbox.ValidateExec(req); err != nil {
 		return sandbox.ExecResult{}, err
 	}
@@ -49,7 +49,7 @@ func (s *handle) execScript(ctx context.Context, req sandbox.ExecRequest) (sandb
 	stderr := sandbox.NewCapture(sandbox.MaxOutputBytes)
 	hdr := sandbox.NewHeaderStripper(stderr)
 	copied := make(chan struct{})
-	w := &execWatch{s: s, execID: execID, start: start, hdr: hdr, copied: copied,
+	w := &execWatch{s: s.handle, execID: execID, start: start, hdr: hdr, copied: copied,
 		ev: sandbox.ExecEvidence{Deadline: deadline}}
 	go func() {
 		defer close(copied)
@@ -228,33 +228,17 @@ func (w *execWatch) enforceNow(ctx context.Context) {
 	w.killGroup(ctx)
 }
 
-// killGroup SIGKILLs the wrapper's process group with another exec, in the
-// background so that a loaded daemon does not hold the call.
+// killGroup SIGKILLs the wrapper's process group, named by the wrapper's
+// header once it is decided, with another exec in the background, so that
+// a loaded daemon does not hold the call.
 func (w *execWatch) killGroup(ctx context.Context) {
-	argv, ok := w.killArgv()
-	if !ok {
-		return
-	}
-	go func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sandbox.ReturnGrace)
-		defer cancel()
-		_, _, _ = w.s.runScript(ctx, argv, nil, nil)
-	}()
-}
-
-// killArgv is the exec that SIGKILLs the wrapper's process group, named by
-// the wrapper's header once it is decided; false when there is none.
-func (w *execWatch) killArgv() ([]string, bool) {
 	select {
 	case <-w.hdr.Decided():
 	case <-time.After(100 * time.Millisecond):
 	}
-	pid, ok := w.hdr.Pid()
-	if !ok {
-		return nil, false
+	if pid, ok := w.hdr.Pid(); ok {
+		w.s.killGroupOutside(ctx, pid)
 	}
-	argv, err := sandbox.KillGroupArgv(pid)
-	return argv, err == nil
 }
 
 // groupAlive reports whether the process group led by hostPid (the wrapper's

@@ -15,10 +15,10 @@ import (
 	"github.com/sandgate/sandgate/core/sandbox"
 )
 
-// writeFileScript is WriteFile on the fallback path: one exec of the core's write script
+// WriteFile on the fallback path: one exec of the core's write script
 // with the bytes on stdin (C-WRITE-*).
-func (s *handle) writeFileScript(ctx context.Context, path string, data []byte) error {
-	return s.writeFileStreamScript(ctx, path, bytes.NewReader(data), int64(len(data)))
+func (s scripts) WriteFile(ctx context.Context, path string, data []byte) error {
+	return s.WriteFileStream(ctx, path, bytes.NewReader(data), int64(len(data)))
 }
 
 // stageAbove is the body size from which a write travels by archive PUT
@@ -27,11 +27,11 @@ func (s *handle) writeFileScript(ctx context.Context, path string, data []byte) 
 // below this size the extra round trip costs more than it saves.
 const stageAbove = 4 << 20
 
-// writeFileStreamScript is WriteFileStream on the fallback path (C-STREAM-1), never buffering the
+// WriteFileStream on the fallback path (C-STREAM-1), never buffering the
 // payload. Small bodies ride one exec's stdin and the script judges the
 // length: it is offered at most size+1 bytes, so a long source is seen as
 // long without reading all of it. Large ones are staged (writeStaged).
-func (s *handle) writeFileStreamScript(ctx context.Context, path string, src io.Reader, size int64) error {
+func (s scripts) WriteFileStream(ctx context.Context, path string, src io.Reader, size int64) error {
 	if size > stageAbove {
 		return s.writeStaged(ctx, path, src, size)
 	}
@@ -103,9 +103,9 @@ func tarOne(w io.Writer, name string, src io.Reader, size int64) error {
 	return tw.Close()
 }
 
-// readFileScript is ReadFile on the fallback path (C-READ-1): one exec whose stdout is
+// ReadFile on the fallback path (C-READ-1): one exec whose stdout is
 // the size header and the bytes, at most MaxFileBytes.
-func (s *handle) readFileScript(ctx context.Context, path string) ([]byte, error) {
+func (s scripts) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	argv, err := sandbox.ReadArgs(path, sandbox.MaxFileBytes)
 	if err != nil {
 		return nil, err
@@ -122,12 +122,12 @@ func (s *handle) readFileScript(ctx context.Context, path string) ([]byte, error
 	return sandbox.DecodeRead(path, out.Bytes())
 }
 
-// readFileStreamScript is ReadFileStream on the fallback path (C-READ-2): an exec of the read
+// ReadFileStream on the fallback path (C-READ-2): an exec of the read
 // script answers the path's faults and its size without sending it, then
 // the bytes come through the archive endpoint, several times faster than an
 // exec's stdout, and stream straight through: memory stays bounded whatever
 // the size. ReadFile, capped at 4 MiB, keeps the one-exec path.
-func (s *handle) readFileStreamScript(ctx context.Context, path string, maxBytes int64) (io.ReadCloser, int64, error) {
+func (s scripts) ReadFileStream(ctx context.Context, path string, maxBytes int64) (io.ReadCloser, int64, error) {
 	argv, err := sandbox.ReadStatArgs(path, maxBytes)
 	if err != nil {
 		return nil, 0, err

@@ -26,10 +26,13 @@ type handle struct {
 	sid     string
 	workdir string
 	gate    string // the paired gate's container id; empty when ungated
-	// agent is the sandbox's in-sandbox agent; nil: the fallback path
-	// (engine execs of the core's scripts).
-	agent *agentclient.Conn
+	// Plane carries Exec and the file operations: over the sandbox's
+	// agent, or its fallback, scripts (engine execs of the core's scripts).
+	agentclient.Plane
 }
+
+// scripts is a handle's fallback data plane (exec.go, files.go, bulk.go).
+type scripts struct{ *handle }
 
 var _ ports.Sandbox = (*handle)(nil)
 
@@ -37,8 +40,9 @@ var _ ports.Sandbox = (*handle)(nil)
 // mounts the agent.
 func (p *Provider) handle(id string, spec sandbox.Spec, gate string, agent bool) *handle {
 	h := &handle{p: p, id: id, sid: spec.SessionID.String(), workdir: spec.Workdir, gate: gate}
+	h.Plane = agentclient.Plane{Fallback: scripts{h}, Lost: h.lost, BulkRoot: spec.Workdir, KillGroup: h.killGroupOutside}
 	if agent {
-		h.agent = p.agentConn(h.sid, id, spec.Workdir)
+		h.Conn = p.agents.conns.Get(h.sid, id, p.openAgent(id, spec.Workdir))
 	}
 	return h
 }
@@ -58,7 +62,7 @@ func (s *handle) Destroy(ctx context.Context) error {
 			return err
 		}
 		s.p.swept.Delete(id)
-		s.p.forgetAgent(s.sid, id)
+		s.p.agents.conns.Forget(s.sid, id)
 		err := s.p.waitGone(ctx, func(ctx context.Context) (bool, error) {
 			_, err := s.p.eng.ContainerInspect(ctx, id)
 			if cerrdefs.IsNotFound(err) {

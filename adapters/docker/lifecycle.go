@@ -94,7 +94,7 @@ func (p *Provider) Reap(ctx context.Context, sid domain.ID) error {
 // before gates, anonymous volumes with them — and waits until the list is
 // empty, bounded by RemoveTimeout.
 func (p *Provider) removeSession(ctx context.Context, sid string) error {
-	p.forgetAgent(sid, "")
+	p.agents.conns.Forget(sid, "")
 	f := filters.NewArgs(filters.Arg("label", sandbox.LabelSession+"="+sid))
 	list, err := p.eng.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
 	if err != nil {

@@ -61,7 +61,7 @@ type Provider struct {
 
 	// swept holds the ids of the containers this provider has swept for
 	// stale temporaries (sweep.go).
-	swept sync.Map
+	swept  sync.Map
 	agents agents
 }
 

@@ -9,12 +9,12 @@ import (
 	"github.com/sandgate/sandgate/core/sandbox"
 )
 
-// Exec implements ports.Sandbox (C-EXEC-1..5). The command runs under the
+// Exec on the fallback path (C-EXEC-1..5). The command runs under the
 // core's wrapper (the deadline) inside the relay (relay.go); the verdict
 // comes from evidence the command cannot forge (B-6): this clock, the exit
 // code the runtime reports when the exec's stream ends, and — when that code
 // says the wrapper was killed — probes of its process group.
-func (s *handle) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
+func (s scripts) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
 	if err := sandbox.ValidateExec(req); err != nil {
 		return sandbox.ExecResult{}, err
 	}
@@ -24,7 +24,7 @@ func (s *handle) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.Exe
 	hdr := sandbox.NewHeaderStripper(stderr)
 	streamCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w := &execWatch{s: s, hdr: hdr, ev: sandbox.ExecEvidence{Deadline: deadline}, done: make(chan struct{})}
+	w := &execWatch{s: s.handle, hdr: hdr, ev: sandbox.ExecEvidence{Deadline: deadline}, done: make(chan struct{})}
 	w.start = time.Now() // before the exec starts, so a watchdog kill never looks early
 	go func() {
 		defer close(w.done)

@@ -197,7 +197,7 @@ func TestDestroySparesANewerPod(t *testing.T) {
 	sid := domain.NewID("ses")
 	spec := sandbox.Spec{SessionID: sid, Image: "debian:bookworm"}
 	p, cli := fakeCluster(t, false, existing(t, spec, "newer", corev1.PodRunning))
-	stale := &handle{p: p, ns: "default", name: PodName(sid.String()), uid: "older"}
+	stale := (&handle{p: p, ns: "default", name: PodName(sid.String()), uid: "older"}).withPlane(nil)
 	require.NoError(t, stale.Destroy(context.Background()), "the old pod is gone: success")
 	got, err := getPod(t, cli, sid)
 	require.NoError(t, err)

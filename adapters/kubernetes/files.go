@@ -9,19 +9,19 @@ import (
 	"github.com/sandgate/sandgate/core/sandbox"
 )
 
-// WriteFile implements ports.Sandbox: one exec of the core's write script
+// WriteFile on the fallback path: one exec of the core's write script
 // with the bytes on stdin (C-WRITE-*).
-func (s *handle) WriteFile(ctx context.Context, path string, data []byte) error {
+func (s scripts) WriteFile(ctx context.Context, path string, data []byte) error {
 	return s.WriteFileStream(ctx, path, bytes.NewReader(data), int64(len(data)))
 }
 
-// WriteFileStream implements ports.Sandbox (C-STREAM-1), never buffering the
+// WriteFileStream on the fallback path (C-STREAM-1), never buffering the
 // payload: the body streams on the exec's stdin, offered at most size+1
 // bytes so the script sees a long source as long, and the script judges the
 // length. A script that refuses the path drains what is still offered, so a
 // refused body never blocks its sender. A zero-byte write opens no stdin at
 // all.
-func (s *handle) WriteFileStream(ctx context.Context, path string, src io.Reader, size int64) error {
+func (s scripts) WriteFileStream(ctx context.Context, path string, src io.Reader, size int64) error {
 	argv, err := sandbox.WriteArgs(path, size)
 	if err != nil {
 		return err
@@ -39,9 +39,9 @@ func (s *handle) WriteFileStream(ctx context.Context, path string, src io.Reader
 	return sandbox.ClassifyWrite(path, code, stderr)
 }
 
-// WriteFiles implements ports.Sandbox (C-BULK-1..3) in one exec whatever the
+// WriteFiles on the fallback path (C-BULK-1..3) in one exec whatever the
 // member count: the core's one-shot script with the batch's archive on stdin.
-func (s *handle) WriteFiles(ctx context.Context, files []sandbox.FileWrite) error {
+func (s scripts) WriteFiles(ctx context.Context, files []sandbox.FileWrite) error {
 	if len(files) == 0 {
 		return nil
 	}
@@ -67,9 +67,9 @@ func producer(write func(io.Writer) error) io.ReadCloser {
 	return pr
 }
 
-// ReadFile implements ports.Sandbox (C-READ-1): one exec whose stdout is the
+// ReadFile on the fallback path (C-READ-1): one exec whose stdout is the
 // size header and the bytes, at most MaxFileBytes.
-func (s *handle) ReadFile(ctx context.Context, path string) ([]byte, error) {
+func (s scripts) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	argv, err := sandbox.ReadArgs(path, sandbox.MaxFileBytes)
 	if err != nil {
 		return nil, err

@@ -124,7 +124,9 @@ func gatePod(pod *corev1.Pod, spec sandbox.Spec, token string) {
 		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: name,
 			VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}})
 	}
-	pod.Spec.InitContainers = []corev1.Container{firewallContainer(spec.Gate.Image), gateContainer(spec, token), trust}
+	// Ahead of what podFor put there (the agent's install step).
+	pod.Spec.InitContainers = append([]corev1.Container{firewallContainer(spec.Gate.Image), gateContainer(spec, token), trust},
+		pod.Spec.InitContainers...)
 	pod.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: schedulingGate}}
 }
 

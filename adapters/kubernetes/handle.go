@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/sandgate/sandgate/adapters/internal/agentclient"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/ports"
 )
@@ -23,17 +24,38 @@ type handle struct {
 	ns      string
 	name    string
 	uid     types.UID
+	sid     string // the pod's session label
 	workdir string
 	// guard: the pod's sandbox container carries its UID in envPodUID, so
 	// every exec checks it is still in the handle's pod (podGuard).
 	guard bool
+	// Plane carries Exec and the file operations: over the pod's agent, or
+	// its fallback, scripts (execs of the core's scripts).
+	agentclient.Plane
 }
 
 var _ ports.Sandbox = (*handle)(nil)
 
 func (p *Provider) handle(pod *corev1.Pod, workdir string) *handle {
-	return &handle{p: p, ns: pod.Namespace, name: pod.Name, uid: pod.UID, workdir: workdir, guard: hasUIDEnv(pod)}
+	h := &handle{p: p, ns: pod.Namespace, name: pod.Name, uid: pod.UID, sid: pod.Labels[sandbox.LabelSession],
+		workdir: workdir, guard: hasUIDEnv(pod)}
+	var conn *agentclient.Conn
+	if hasAgent(pod) {
+		conn = p.agents.Get(h.sid, string(pod.UID), h.openAgent)
+	}
+	return h.withPlane(conn)
 }
+
+// withPlane sets h's data plane: over conn, the pod's agent, or the
+// fallback when conn is nil.
+func (h *handle) withPlane(conn *agentclient.Conn) *handle {
+	h.Plane = agentclient.Plane{Conn: conn, Fallback: scripts{h}, Lost: h.lost, Workdir: h.workdir, BulkRoot: h.workdir,
+		KillGroup: h.killGroupOutside}
+	return h
+}
+
+// scripts is a handle's fallback data plane (exec.go, files.go, stream.go).
+type scripts struct{ *handle }
 
 // envPodUID is the sandbox container's environment variable holding its
 // pod's UID, from the downward API (podUIDEnv). An exec addresses a pod by
@@ -96,6 +118,7 @@ func (s *handle) ID() string { return s.name }
 // Destroy implements ports.Sandbox: deletes this pod (not a newer one of the
 // same session, thanks to the UID precondition) and waits until it is gone.
 func (s *handle) Destroy(ctx context.Context) error {
+	s.p.agents.Forget(s.sid, string(s.uid))
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: s.name, UID: s.uid}}
 	return s.p.deletePod(ctx, pod)
 }

@@ -82,6 +82,7 @@ func (p *Provider) Reap(ctx context.Context, sid domain.ID) error {
 			return fmt.Errorf("reap %s: revoke gate token (nothing removed): %w", sid, err)
 		}
 	}
+	p.agents.Forget(sid.String(), "")
 	sel := metav1.ListOptions{LabelSelector: sandbox.LabelSession + "=" + sid.String()}
 	pods := p.cli.CoreV1().Pods(p.opts.Namespace)
 	list, err := pods.List(ctx, sel)
@@ -126,6 +127,9 @@ func (p *Provider) deleteNow(ctx context.Context, pod *corev1.Pod) error {
 
 // deletePod deletes pod and waits until that pod (by UID) is gone.
 func (p *Provider) deletePod(ctx context.Context, pod *corev1.Pod) error {
+	if sid := pod.Labels[sandbox.LabelSession]; sid != "" {
+		p.agents.Forget(sid, string(pod.UID))
+	}
 	if err := p.deleteNow(ctx, pod); err != nil {
 		return err
 	}

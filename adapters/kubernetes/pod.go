@@ -108,6 +108,9 @@ func podFor(spec sandbox.Spec, o Options) *corev1.Pod {
 	if spec.Networking.Limited() && spec.Gate == nil {
 		pod.Spec.InitContainers = []corev1.Container{netsetupContainer(o.NetsetupImage)}
 	}
+	if o.AgentImage != "" {
+		withAgent(pod, o.AgentImage)
+	}
 	return pod
 }
 

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/sandgate/sandgate/adapters/internal/agentclient"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/ports"
 )
@@ -71,6 +72,12 @@ type Options struct {
 	// unmodified before an adoption's sweep removes it (sweep.go). Default
 	// sandbox.DefaultStaleTempAge.
 	StaleTempAge time.Duration
+	// AgentImage is the image that carries the in-sandbox agent (`docker
+	// build --target agent`): an init container copies its binary into an
+	// emptyDir that the sandbox mounts read-only. Empty: no agent, every
+	// operation is an engine exec (the fallback path). The image must be
+	// pullable by the nodes, like the sandbox's.
+	AgentImage string
 }
 
 // Provider is ports.Provider on one namespace of one cluster.
@@ -84,6 +91,8 @@ type Provider struct {
 	// write temporaries (sweep.go); a pod's containers never restart
 	// (restartPolicy Never), so its UID is swept once.
 	swept sync.Map
+	// agents holds the agent Conn of each session's pod, tagged with its UID.
+	agents agentclient.Registry
 }
 
 var _ ports.Provider = (*Provider)(nil)

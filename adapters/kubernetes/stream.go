@@ -88,11 +88,11 @@ func (st *streamExec) Close() error {
 	return nil
 }
 
-// ReadFileStream implements ports.Sandbox (C-READ-2, B-6): the read script
+// ReadFileStream on the fallback path (C-READ-2, B-6): the read script
 // answers the path's faults and the size before any byte travels, then the
 // bytes stream through — exactly the announced count, verified by the
 // script's exit status at the end, with memory bounded by the pipe.
-func (s *handle) ReadFileStream(ctx context.Context, p string, maxBytes int64) (io.ReadCloser, int64, error) {
+func (s scripts) ReadFileStream(ctx context.Context, p string, maxBytes int64) (io.ReadCloser, int64, error) {
 	argv, err := sandbox.ReadArgs(p, maxBytes)
 	if err != nil {
 		return nil, 0, err

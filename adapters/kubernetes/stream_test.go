@@ -29,7 +29,7 @@ func (s scripted) exec(_ context.Context, _, _ string, _ []string, _ io.Reader, 
 }
 
 func scriptedHandle(s scripted) *handle {
-	return &handle{p: &Provider{ex: s}, ns: "default", name: "sandgate-x", uid: "u", workdir: "/workspace"}
+	return (&handle{p: &Provider{ex: s}, ns: "default", name: "sandgate-x", uid: "u", workdir: "/workspace"}).withPlane(nil)
 }
 
 func TestReadFileStreamVerifiesTheEnd(t *testing.T) {
@@ -78,7 +78,7 @@ func TestReadFileStreamSentinels(t *testing.T) {
 	require.ErrorIs(t, err, sandbox.ErrFileTooLarge, "a header above maxBytes is refused")
 	// The same with an exec still running when the header is refused:
 	// closing it cancels it, and that cancellation is not the answer.
-	_, _, err = (&handle{p: &Provider{ex: blocking{stdout: "99\n"}}, ns: "default", name: "sandgate-x"}).
+	_, _, err = (&handle{p: &Provider{ex: blocking{stdout: "99\n"}}, ns: "default", name: "sandgate-x"}).withPlane(nil).
 		ReadFileStream(ctx, "/f", 10)
 	require.ErrorIs(t, err, sandbox.ErrFileTooLarge)
 	require.NotErrorIs(t, err, context.Canceled)
@@ -115,7 +115,7 @@ func TestStreamsHonourContextBeforeFirstByte(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	h := &handle{p: &Provider{ex: blocking{}}, ns: "default", name: "sandgate-x"}
+	h := (&handle{p: &Provider{ex: blocking{}}, ns: "default", name: "sandgate-x"}).withPlane(nil)
 	err := returnsWithin(t, 5*time.Second, func() error {
 		_, _, err := h.ReadFileStream(ctx, "/fifo", 10)
 		return err

@@ -46,7 +46,7 @@ func logConfig(lc fx.Lifecycle, cfg config.Config, log *slog.Logger) {
 		}
 		log.Info("configuration", "listen", cfg.Listen, "gate_listen", cfg.GateListen,
 			"api_token_set", cfg.APIToken != "", "backend", cfg.Backend, "image", cfg.Image,
-			"gate_image", cfg.GateImage, "controlplane_url", cfg.ControlplaneURL, "gate_network", cfg.GateNetwork,
+			"gate_image", cfg.GateImage, "agent_image", cfg.AgentImage, "controlplane_url", cfg.ControlplaneURL, "gate_network", cfg.GateNetwork,
 			"gate_otel_endpoint", cfg.GateOTelEndpoint)
 	}))
 }
@@ -71,7 +71,19 @@ func newStore(lc fx.Lifecycle, cfg config.Config) *lazyStore {
 // them and revokes them before a reap (the one owner of revoke-before-reap).
 var providerModule = fx.Module("provider", fx.Provide(newProvider))
 
-func newProvider(cfg config.Config, log *slog.Logger, store ports.SessionStore) (ports.Provider, error) {
+// closer is a provider that holds streams (the in-sandbox agents' sessions)
+// to end at shutdown: each agent then kills what it still runs and exits.
+type closer interface{ Close() error }
+
+func newProvider(lc fx.Lifecycle, cfg config.Config, log *slog.Logger, store ports.SessionStore) (ports.Provider, error) {
+	p, err := openProvider(cfg, log, store)
+	if c, ok := p.(closer); ok && err == nil {
+		lc.Append(fx.StopHook(c.Close))
+	}
+	return p, err
+}
+
+func openProvider(cfg config.Config, log *slog.Logger, store ports.SessionStore) (ports.Provider, error) {
 	if cfg.Backend == config.BackendKubernetes {
 		// Builds the client and validates the placement; the API server is
 		// first dialled by a request (or /readyz).
@@ -80,12 +92,13 @@ func newProvider(cfg config.Config, log *slog.Logger, store ports.SessionStore) 
 				"which may leave socket families the firewall does not govern (AF_VSOCK) open (docs/SECURITY.md)")
 		}
 		return kubernetes.NewFromKubeconfig(cfg.Kubeconfig, kubernetes.Options{Logger: log, Tokens: store,
-			Namespace: cfg.K8sNamespace, NetsetupImage: cfg.NetsetupImage, SeccompProfile: cfg.K8sSeccompProfile})
+			Namespace: cfg.K8sNamespace, NetsetupImage: cfg.NetsetupImage, SeccompProfile: cfg.K8sSeccompProfile,
+			AgentImage: cfg.AgentImage})
 	}
 	// NewFromEnv only builds the client; the daemon is first dialled by a
 	// request (or /readyz).
 	return docker.NewFromEnv(docker.Options{Logger: log, Tokens: store, GateNetwork: cfg.GateNetwork,
-		Labels: cfg.DockerLabels})
+		Labels: cfg.DockerLabels, AgentImage: cfg.AgentImage})
 }
 
 // serviceModule provides the application service over provider, store and

@@ -64,6 +64,23 @@ func RequireImage(tb testing.TB, cli client.ImageAPIClient, ref string) {
 	}
 }
 
+// AgentImage is the in-sandbox agent's image the tests run sandboxes with:
+// $SANDGATE_TEST_AGENT_IMAGE, else sandgate/agent:dev (`make agent-image`).
+// Missing, it fails under CI=true and skips otherwise, like RequireImage.
+func AgentImage(tb testing.TB, cli client.ImageAPIClient) string {
+	tb.Helper()
+	ref := os.Getenv("SANDGATE_TEST_AGENT_IMAGE")
+	if ref == "" {
+		ref = "sandgate/agent:dev"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+	defer cancel()
+	if _, err := cli.ImageInspect(ctx, ref); err != nil {
+		unavailable(tb, "agent image %s is not in the local store (run make agent-image): %v", ref, err)
+	}
+	return ref
+}
+
 // Labels returns the labels every object of this test must carry — LabelTest
 // with a value unique to this test — and registers a cleanup that removes
 // every container, network and volume carrying them, whatever the test did

@@ -22,12 +22,16 @@ import (
 
 // Defaults of the settings.
 const (
-	DefaultListen          = "127.0.0.1:7070"
-	DefaultBackend         = BackendDocker
-	DefaultDatabaseURL     = "sqlite://./.sandgate/sandgate.db"
-	DefaultKeyFile         = "./.sandgate/secret.key"
-	DefaultImage           = "debian:bookworm"
-	DefaultGateImage       = "sandgate/gate:dev"
+	DefaultListen      = "127.0.0.1:7070"
+	DefaultBackend     = BackendDocker
+	DefaultDatabaseURL = "sqlite://./.sandgate/sandgate.db"
+	DefaultKeyFile     = "./.sandgate/secret.key"
+	DefaultImage       = "debian:bookworm"
+	DefaultGateImage   = "sandgate/gate:dev"
+	// DefaultAgentImage is the in-sandbox agent's image that
+	// SANDGATE_AGENT_IMAGE=auto (the default) means on Docker; on
+	// Kubernetes auto means none, since every node would have to pull it.
+	DefaultAgentImage      = "sandgate/agent:dev"
 	DefaultGateNetwork     = "bridge"
 	DefaultShutdownTimeout = 15 * time.Second
 	// The reaper: checkpoints beside the default database, bounded to 1 GiB
@@ -107,6 +111,9 @@ type Config struct {
 	// GateImage is the egress gate's image (SANDGATE_GATE_IMAGE); empty when
 	// gates are off (see ControlplaneURL).
 	GateImage string
+	// AgentImage is the in-sandbox agent's image (SANDGATE_AGENT_IMAGE);
+	// empty: no agent, every sandbox operation is an engine exec.
+	AgentImage string
 	// ControlplaneURL is where gates fetch their config
 	// (SANDGATE_CONTROLPLANE_URL). Unset turns gates off: see GatesDisabled.
 	ControlplaneURL string
@@ -179,6 +186,7 @@ func (s setting) secret() bool {
 type raw struct {
 	listen, gateListen, token, backend, dbURL, key, keyFile string
 	image, gateImage, cpURL, gateNetwork, shutdown          string
+	agentImage                                              string
 	gateOTel, gateOTelInsecure                              string
 	cpDir, cpMax, cpRetention                               string
 	idleTTL, reapInterval, orphanGrace                      string
@@ -202,6 +210,7 @@ func (r *raw) settings() []setting {
 		{"SANDGATE_SECRET_KEY_FILE", "secret-key-file", DefaultKeyFile, "file holding the key when SANDGATE_SECRET_KEY is unset; created 0600 on first start", &r.keyFile},
 		{"SANDGATE_IMAGE", "image", DefaultImage, "default sandbox image", &r.image},
 		{"SANDGATE_GATE_IMAGE", "gate-image", DefaultGateImage, "egress gate image; empty runs no gates", &r.gateImage},
+		{"SANDGATE_AGENT_IMAGE", "agent-image", agentAuto, "image of the in-sandbox agent; auto: " + DefaultAgentImage + " on docker (a missing image falls back to engine execs, logged), none on kubernetes; empty: none, every sandbox operation is an engine exec", &r.agentImage},
 		{"SANDGATE_CONTROLPLANE_URL", "controlplane-url", "", "URL gates reach this executor at; unset runs no gates", &r.cpURL},
 		{"SANDGATE_GATE_NETWORK", "gate-network", DefaultGateNetwork, "Docker network gates join", &r.gateNetwork},
 		{"SANDGATE_GATE_OTEL_ENDPOINT", "gate-otel-endpoint", "", "OTLP gRPC collector URL gates export spans to, as the gate network reaches it; empty: none", &r.gateOTel},

@@ -260,3 +260,22 @@ func TestLoadOrCreateKeyBadFile(t *testing.T) {
 	require.ErrorContains(t, err, "SANDGATE_SECRET_KEY_FILE: must be 32 bytes")
 	require.NotErrorIs(t, err, os.ErrNotExist)
 }
+
+// TestAgentImageAuto: auto (the default) is the agent image on Docker and
+// none on Kubernetes; an explicit value wins on both, and empty means none.
+func TestAgentImageAuto(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{}, DefaultAgentImage},
+		{map[string]string{"SANDGATE_BACKEND": BackendKubernetes}, ""},
+		{map[string]string{"SANDGATE_BACKEND": BackendKubernetes, "SANDGATE_AGENT_IMAGE": "reg/agent:1"}, "reg/agent:1"},
+		{map[string]string{"SANDGATE_AGENT_IMAGE": ""}, ""},
+	} {
+		c, err := Load(nil, env(tc.env), io.Discard)
+		require.NoError(t, err, "%v", tc.env)
+		require.Equal(t, tc.want, c.AgentImage, "%v", tc.env)
+	}
+}

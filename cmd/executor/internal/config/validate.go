@@ -10,6 +10,9 @@ import (
 	"time"
 )
 
+// agentAuto is SANDGATE_AGENT_IMAGE's default: the backend's choice.
+const agentAuto = "auto"
+
 // validate turns the raw settings into a Config, naming the setting of the
 // first one that is wrong.
 func (r *raw) validate() (Config, error) {
@@ -18,7 +21,13 @@ func (r *raw) validate() (Config, error) {
 		Backend: r.backend, DatabaseURL: r.dbURL, KeyFile: r.keyFile,
 		Image: r.image, GateImage: r.gateImage, ControlplaneURL: r.cpURL,
 		GateNetwork: r.gateNetwork, Kubeconfig: r.kubeconfig, K8sNamespace: r.k8sNamespace,
-		NetsetupImage: r.netsetupImage, K8sSeccompProfile: r.k8sSeccomp,
+		NetsetupImage: r.netsetupImage, K8sSeccompProfile: r.k8sSeccomp, AgentImage: r.agentImage,
+	}
+	if c.AgentImage == agentAuto {
+		c.AgentImage = ""
+		if r.backend == BackendDocker {
+			c.AgentImage = DefaultAgentImage
+		}
 	}
 	loopback, err := checkAddr("SANDGATE_LISTEN", r.listen)
 	if err != nil {
