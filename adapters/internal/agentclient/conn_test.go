@@ -129,8 +129,11 @@ func TestExecLostStreamIsNoResult(t *testing.T) {
 		go f.cut()
 		<-r.Context().Done()
 	})
-	_, err := c.Exec(t.Context(), sandbox.ExecRequest{Command: "x"}, ExecOptions{})
+	var killed atomic.Int32
+	_, err := c.Exec(t.Context(), sandbox.ExecRequest{Command: "x"},
+		ExecOptions{KillGroup: func(_ context.Context, pid int) { killed.Store(int32(pid)) }})
 	require.ErrorIs(t, err, ErrLost)
+	require.EqualValues(t, 9, killed.Load(), "a lost agent's command is killed from outside")
 	fi, err := c.Stat(t.Context(), "/")
 	require.NoError(t, err)
 	require.Equal(t, agentwire.TypeDir, fi.Type)

@@ -60,7 +60,15 @@ func (c *Conn) Exec(ctx context.Context, req sandbox.ExecRequest, o ExecOptions)
 	defer func() { _ = resp.Body.Close() }()
 	err = run.follow(ctx, bound, resp.Body)
 	if err != nil {
-		return run.failed(ctx, bound, err)
+		res, err := run.failed(ctx, bound, err)
+		if bound.Err() != nil && ctx.Err() == nil {
+			// The agent did not report in time: stopped, or too busy to
+			// be trusted with the next call. It is abandoned (a stopped
+			// one stays stopped until the sandbox ends) and the next call
+			// starts a fresh one.
+			_ = c.Close()
+		}
+		return res, err
 	}
 	return run.result(), nil
 }
@@ -158,6 +166,11 @@ func (r *execRun) failed(ctx, bound context.Context, err error) (sandbox.ExecRes
 		}
 		r.ev.ExitCode, r.ev.Finished = sandbox.ExitKilled, time.Since(r.start)
 		return sandbox.NewExecResult(r.stdout, r.stderr, r.ev), nil
+	}
+	// The agent is lost with the command started: nobody inside kills
+	// its group any more, so it is killed from outside.
+	if r.pid > 0 && r.o.KillGroup != nil {
+		r.o.KillGroup(ctx, r.pid)
 	}
 	return sandbox.ExecResult{}, err
 }
