@@ -53,7 +53,7 @@ func TestAgentDelivery(t *testing.T) {
 	cli := dockertest.Client(t)
 	sb, _ := agentBox(t, cli, dockertest.AgentImage(t, cli))
 	res, err := run(t, sb, `tr '\0' ' ' </proc/$PPID/cmdline; echo; stat -c '%u %a' `+agentwire.Binary+
-		`; touch `+agentwire.Dir+`/x 2>&1; ls /proc/$PPID/fd 2>&1 >/dev/null; cat /proc/$PPID/environ 2>&1 >/dev/null; true`, 0)
+		`; touch `+agentwire.Dir+`/x 2>&1; readlink -v /proc/$PPID/fd/0 2>&1 >/dev/null; cat /proc/$PPID/environ 2>&1 >/dev/null; true`, 0)
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(res.Stdout), "\n")
 	require.Len(t, lines, 5, "%q", res.Stdout)
