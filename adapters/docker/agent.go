@@ -200,6 +200,20 @@ func (s *handle) killGroupOutside(ctx context.Context, pid int) {
 	}()
 }
 
+// groupAliveInside probes process group pid with an engine exec of the
+// core's probe script (the agent's backstop for a lost agent).
+func (s *handle) groupAliveInside(ctx context.Context, pid int) (bool, error) {
+	argv, err := sandbox.GroupProbeArgv(pid)
+	if err != nil {
+		return false, err
+	}
+	code, _, err := s.runScript(ctx, argv, nil, nil)
+	if err != nil {
+		return false, err
+	}
+	return sandbox.GroupAlive(code)
+}
+
 // mountsAgent reports whether a sandbox's host config mounts the agent.
 func mountsAgent(host *container.HostConfig) bool {
 	for _, m := range host.Mounts {

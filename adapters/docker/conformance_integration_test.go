@@ -120,6 +120,7 @@ func conformance(t *testing.T, cli *client.Client, base string, labels map[strin
 			ExportsStopped:    true,
 			StopsSandboxes:    true,
 			RunsInit:          true,
+			Agent:             agentImage != "",
 		},
 		WithTokens: newProvider,
 		Stop: func(ctx context.Context, sid domain.ID) error {

@@ -127,6 +127,20 @@ func (s *handle) killGroupOutside(ctx context.Context, pid int) {
 	}()
 }
 
+// groupAliveInside probes process group pid with an exec of the core's
+// probe script (the agent's backstop for a lost agent).
+func (s *handle) groupAliveInside(ctx context.Context, pid int) (bool, error) {
+	argv, err := sandbox.GroupProbeArgv(pid)
+	if err != nil {
+		return false, err
+	}
+	code, _, err := s.run(ctx, argv, nil, nil)
+	if err != nil {
+		return false, err
+	}
+	return sandbox.GroupAlive(code)
+}
+
 // Close stops every agent this provider started. The provider stays
 // usable: a later call starts a new agent.
 func (p *Provider) Close() error {

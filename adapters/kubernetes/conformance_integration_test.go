@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,27 +72,64 @@ func TestConformance(t *testing.T) {
 	labels := map[string]string{testLabel: testLabelVal}
 	profile := installSeccompProfile(t)
 	gated := gatedHarness(t, cfg, cli, base)
+	agentImage := os.Getenv("SANDGATE_TEST_AGENT_IMAGE")
+	if agentImage == "" {
+		agentImage = "sandgate/agent:dev"
+	}
+	importImage(t, agentImage)
+	// Every row runs over the in-sandbox agent and over the exec fallback:
+	// both answer the same contract (issue 13).
+	for _, path := range []struct{ name, agentImage string }{{"agent", agentImage}, {"fallback", ""}} {
+		t.Run(path.name, func(t *testing.T) {
+			conformance(t, cfg, cli, base, conformanceOpts{labels: labels, profile: profile, gated: gated,
+				agentImage: path.agentImage})
+		})
+	}
+}
+
+type conformanceOpts struct {
+	labels     map[string]string
+	profile    string
+	gated      *porttest.GatedHarness
+	agentImage string
+}
+
+func conformance(t *testing.T, cfg *rest.Config, cli k8s.Interface, base string, o conformanceOpts) {
+	var (
+		mu   sync.Mutex
+		made []*kubernetes.Provider
+	)
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range made {
+			_ = p.Close()
+		}
+	})
 	newProvider := func(tk ports.GateTokenIssuer) ports.Provider {
-		p, err := kubernetes.New(cfg, kubernetes.Options{Namespace: namespace, Labels: labels, Tokens: tk,
-			NetsetupImage: netsetupImage, SeccompProfile: profile})
+		p, err := kubernetes.New(cfg, kubernetes.Options{Namespace: namespace, Labels: o.labels, Tokens: tk,
+			NetsetupImage: netsetupImage, SeccompProfile: o.profile, AgentImage: o.agentImage})
 		require.NoError(t, err)
+		mu.Lock()
+		made = append(made, p)
+		mu.Unlock()
 		return p
 	}
 	porttest.Run(t, porttest.Harness{
-		Provider:     newProvider(gated.Tokens),
+		Provider:     newProvider(o.gated.Tokens),
 		Image:        base,
 		NonRootImage: nonRootImage,
 		NonRootUID:   nonRootUID,
 		// Kubernetes cannot stop and keep a pod, has no init, no pids limit
 		// per container and does not clamp CPU (docs/DIVERGENCES.md): the
 		// suite runs the counterparts of those rows instead.
-		Caps:       porttest.Capabilities{},
+		Caps:       porttest.Capabilities{Agent: o.agentImage != ""},
 		WithTokens: newProvider,
 		Foreign: func(ctx context.Context, sid domain.ID) (porttest.ForeignHolder, error) {
 			return createForeign(ctx, cli, base, kubernetes.PodName(sid.String()))
 		},
 		Parallelism: 4,
-		Gated:       gated,
+		Gated:       o.gated,
 	})
 }
 

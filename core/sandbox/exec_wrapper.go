@@ -51,6 +51,18 @@ func GroupProbeArgv(pid int) ([]string, error) {
 	return []string{"/bin/bash", "-c", shell.GroupProbe, "sandgate-probe", strconv.Itoa(pid)}, nil
 }
 
+// GroupAlive reads GroupProbeArgv's exit code: 0 alive, 1 empty, any
+// other the probe's own failure.
+func GroupAlive(code int) (bool, error) {
+	switch code {
+	case 0:
+		return true, nil
+	case 1:
+		return false, nil
+	}
+	return false, fmt.Errorf("process group probe exited %d", code)
+}
+
 // checkGroupPid refuses a pid no wrapper can have.
 func checkGroupPid(pid int) error {
 	if pid < 2 || pid > maxPid {

@@ -110,6 +110,11 @@ type Capabilities struct {
 	// RunsInit: PID 1 is an init process that reaps zombies and the
 	// keep-alive is its child (Docker, C-PROV-9).
 	RunsInit bool
+	// Agent: operations go through an in-sandbox agent (issue 13). A
+	// command that kills every process but init kills the agent with it,
+	// and its exit status is lost: the call fails (never a forged result),
+	// where an engine-exec backend still reads the status from the engine.
+	Agent bool
 }
 
 // ForeignHolder is an asset a test created under a sandbox's derived name

@@ -201,3 +201,86 @@ func (r *slowReader) Read(p []byte) (int, error) {
 	r.s = r.s[1:]
 	return 1, nil
 }
+
+// blockingReader hands out half of its bytes, then blocks until released.
+type blockingReader struct {
+	left    int
+	half    chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (b *blockingReader) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, io.EOF
+	}
+	if b.left <= 64<<10 {
+		b.once.Do(func() { close(b.half) })
+		<-b.release
+	}
+	n := min(len(p), b.left-64<<10)
+	if n <= 0 {
+		n = min(len(p), b.left)
+	}
+	b.left -= n
+	return n, nil
+}
+
+// TestWriteCancelledReturns: a write whose source blocks returns at once
+// when its caller cancels (the agent then sees a short body).
+func TestWriteCancelledReturns(t *testing.T) {
+	_, c := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusNoContent)
+	})
+	src := &blockingReader{left: 128 << 10, half: make(chan struct{}), release: make(chan struct{})}
+	defer close(src.release)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- c.WriteFileStream(ctx, "/w/f", src, 128<<10) }()
+	<-src.half
+	cancel()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(3 * time.Second):
+		t.Fatal("a cancelled write did not return")
+	}
+}
+
+// TestExecLostAgentFollowedToDeadline: a command that kills its agent and
+// overruns is followed from outside to its deadline (TimedOut); one that
+// ends inside it has no status left to report (an error, never a guess).
+func TestExecLostAgentFollowedToDeadline(t *testing.T) {
+	for name, tc := range map[string]struct {
+		aliveFor time.Duration
+		timedOut bool
+	}{"overruns": {3 * time.Second, true}, "ends in time": {200 * time.Millisecond, false}} {
+		t.Run(name, func(t *testing.T) {
+			var f *fakeAgent
+			f, c := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+				events(w, agentwire.ExecEvent{Pid: 11})
+				go f.cut()
+				<-r.Context().Done()
+			})
+			start := time.Now()
+			var killed atomic.Bool
+			res, err := c.Exec(t.Context(), sandbox.ExecRequest{Command: "x", Timeout: time.Second}, ExecOptions{
+				KillGroup: func(context.Context, int) { killed.Store(true) },
+				GroupAlive: func(_ context.Context, pid int) (bool, error) {
+					require.Equal(t, 11, pid)
+					return !killed.Load() && time.Since(start) < tc.aliveFor, nil
+				},
+			})
+			if !tc.timedOut {
+				require.ErrorIs(t, err, ErrLost)
+				require.False(t, killed.Load())
+				return
+			}
+			require.NoError(t, err)
+			require.True(t, res.TimedOut)
+			require.True(t, killed.Load(), "killed from outside at deadline + EnforceGrace")
+			require.Less(t, time.Since(start), time.Second+sandbox.ReturnGrace)
+		})
+	}
+}

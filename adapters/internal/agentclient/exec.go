@@ -24,6 +24,11 @@ type ExecOptions struct {
 	// agent has not reported by deadline + EnforceGrace (it may have been
 	// stopped or killed by the command). It must not block for long.
 	KillGroup func(ctx context.Context, pid int)
+	// GroupAlive reports whether process group pid has a live member,
+	// asked through the engine: how a command whose agent was lost (the
+	// command killed it) is followed to its deadline. Nil: such a command
+	// is an error at once.
+	GroupAlive func(ctx context.Context, pid int) (bool, error)
 }
 
 // Exec runs req through the agent (C-EXEC-1..5). The agent enforces the
@@ -59,6 +64,9 @@ func (c *Conn) Exec(ctx context.Context, req sandbox.ExecRequest, o ExecOptions)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	err = run.follow(ctx, bound, resp.Body)
+	if errors.Is(err, ErrLost) && ctx.Err() == nil && bound.Err() == nil {
+		return run.afterLoss(ctx, bound, err)
+	}
 	if err != nil {
 		res, err := run.failed(ctx, bound, err)
 		if bound.Err() != nil && ctx.Err() == nil {
@@ -184,4 +192,41 @@ func (r *execRun) result() sandbox.ExecResult {
 	res := sandbox.NewExecResult(r.stdout, r.stderr, r.ev)
 	res.Truncated = res.Truncated || r.exit.Truncated
 	return res
+}
+
+// afterLoss judges a command whose agent was lost mid-call (the command
+// may have killed it) from outside the sandbox's processes. With a
+// deadline, the command's group is followed until it empties — before the
+// deadline its exit status went with the agent: an error; at or after it:
+// TimedOut — or until the backstop kills it at deadline + EnforceGrace
+// (TimedOut). Without one, the group is killed and the call fails: nobody
+// would stop the command otherwise.
+func (r *execRun) afterLoss(ctx, bound context.Context, lost error) (sandbox.ExecResult, error) {
+	if r.ev.Deadline <= 0 || r.pid <= 0 || r.o.GroupAlive == nil {
+		return r.failed(ctx, bound, lost)
+	}
+	enforceAt := r.start.Add(r.ev.Deadline + sandbox.EnforceGrace)
+	for delay := 20 * time.Millisecond; ; delay = min(2*delay, 250*time.Millisecond) {
+		alive, err := r.o.GroupAlive(bound, r.pid)
+		switch {
+		case bound.Err() != nil || ctx.Err() != nil:
+			return r.failed(ctx, bound, lost)
+		case err != nil:
+			return r.failed(ctx, bound, fmt.Errorf("%w (group probe: %w)", lost, err))
+		case !alive:
+			r.ev.Finished = time.Since(r.start)
+			if r.ev.Finished < r.ev.Deadline && !r.ev.Enforced {
+				return sandbox.ExecResult{}, lost
+			}
+			r.ev.ExitCode = sandbox.ExitKilled
+			return sandbox.NewExecResult(r.stdout, r.stderr, r.ev), nil
+		}
+		if !r.ev.Enforced && !time.Now().Before(enforceAt) {
+			r.enforce(ctx)
+		}
+		select {
+		case <-time.After(delay):
+		case <-bound.Done():
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -60,8 +61,19 @@ func (c *Conn) WriteFileStream(ctx context.Context, p string, src io.Reader, siz
 	if err := sandbox.CheckWriteSize(size); err != nil {
 		return err
 	}
+	var body io.Reader
+	if size == 0 {
+		// An empty body travels as none, so the source is checked here.
+		if err := (&exactReader{src: src}).checkEnd(); !errors.Is(err, io.EOF) {
+			return fmt.Errorf("write %q: %w", p, err)
+		}
+	} else {
+		pr, done := pump(ctx, &exactReader{src: src, left: size})
+		defer done()
+		body = pr
+	}
 	q := neturl.Values{agentwire.QueryPath: {p}}
-	resp, err := c.send(ctx, http.MethodPut, agentwire.PathFile, q, &exactReader{src: src, left: size}, size)
+	resp, err := c.send(ctx, http.MethodPut, agentwire.PathFile, q, body, size)
 	if err != nil {
 		return fmt.Errorf("write %q: %w", p, err)
 	}
@@ -87,6 +99,23 @@ func (c *Conn) WriteFiles(ctx context.Context, workdir string, files []sandbox.F
 		return fmt.Errorf("write files: %w", err)
 	}
 	return resp.Body.Close()
+}
+
+// pump hands src to the HTTP transport through a pipe that ctx's end
+// breaks: the transport waits for its body reader before a cancelled call
+// returns, and the caller's source may block. The copy itself ends at the
+// source's next return. done releases the pipe once the call is over.
+func pump(ctx context.Context, src io.Reader) (_ *io.PipeReader, done func()) {
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := io.Copy(pw, src)
+		_ = pw.CloseWithError(err)
+	}()
+	stop := context.AfterFunc(ctx, func() { _ = pr.CloseWithError(ctx.Err()) })
+	return pr, func() {
+		stop()
+		_ = pr.Close()
+	}
 }
 
 func writeTar(w io.Writer, files []sandbox.FileWrite) error {
@@ -182,9 +211,6 @@ func (c *Conn) send(ctx context.Context, method, route string, q neturl.Values, 
 	}
 	if body != nil {
 		req.ContentLength = size
-		if size == 0 {
-			req.Body = http.NoBody
-		}
 	}
 	return c.do(ctx, req)
 }

@@ -36,8 +36,9 @@ type Plane struct {
 	Workdir string
 	// BulkRoot is WriteFiles' workdir, for core/sandbox's member checks.
 	BulkRoot string
-	// KillGroup is the exec backstop (ExecOptions.KillGroup).
-	KillGroup func(ctx context.Context, pid int)
+	// KillGroup and GroupAlive are the exec backstop (ExecOptions).
+	KillGroup  func(ctx context.Context, pid int)
+	GroupAlive func(ctx context.Context, pid int) (bool, error)
 }
 
 var _ DataPlane = Plane{}
@@ -63,7 +64,7 @@ func routeErr(ctx context.Context, p Plane, op func(*Conn) error, fallback func(
 // Exec implements ports.Sandbox (C-EXEC-1..5).
 func (p Plane) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
 	return route(ctx, p, func(c *Conn) (sandbox.ExecResult, error) {
-		return c.Exec(ctx, req, ExecOptions{Workdir: p.Workdir, KillGroup: p.KillGroup})
+		return c.Exec(ctx, req, ExecOptions{Workdir: p.Workdir, KillGroup: p.KillGroup, GroupAlive: p.GroupAlive})
 	}, func() (sandbox.ExecResult, error) { return p.Fallback.Exec(ctx, req) })
 }
 
