@@ -23,10 +23,9 @@ import (
 	"github.com/sandgate/sandgate/ports"
 )
 
-const (
-	apiToken = "test-api-token-0123456789"
-	sid      = domain.ID("ses_test")
-)
+const apiToken = "test-api-token-0123456789"
+
+var sid = domain.MustParseSessionID("ses_test")
 
 // apiEnv is the API handler over a fake service behind a real HTTP server,
 // with a client and the handler's log.
@@ -109,7 +108,7 @@ func TestClientRoundTrip(t *testing.T) {
 
 	list, err := c.List(ctx)
 	require.NoError(t, err)
-	require.Equal(t, []ports.SessionInfo{info("ses_a"), {ID: "ses_b", State: ports.StateStopped}}, list)
+	require.Equal(t, []ports.SessionInfo{info(domain.MustParseSessionID("ses_a")), {ID: domain.MustParseSessionID("ses_b"), State: ports.StateStopped}}, list)
 
 	res, err := c.Exec(ctx, sid, sandbox.ExecRequest{Command: "ls", Timeout: 1500*time.Millisecond + 1})
 	require.NoError(t, err)

@@ -59,7 +59,7 @@ func info(sid domain.ID) ports.SessionInfo {
 }
 
 func (f *fakeService) Provision(_ context.Context, sid domain.ID, req session.Request) (ports.SessionInfo, error) {
-	if err := f.record("provision " + string(sid)); err != nil {
+	if err := f.record("provision " + sid.String()); err != nil {
 		return ports.SessionInfo{}, err
 	}
 	f.req = req
@@ -67,14 +67,14 @@ func (f *fakeService) Provision(_ context.Context, sid domain.ID, req session.Re
 }
 
 func (f *fakeService) Get(_ context.Context, sid domain.ID) (ports.SessionInfo, error) {
-	if err := f.record("get " + string(sid)); err != nil {
+	if err := f.record("get " + sid.String()); err != nil {
 		return ports.SessionInfo{}, err
 	}
 	return info(sid), nil
 }
 
 func (f *fakeService) Delete(_ context.Context, sid domain.ID, checkpoint bool) error {
-	if err := f.record("delete " + string(sid)); err != nil {
+	if err := f.record("delete " + sid.String()); err != nil {
 		return err
 	}
 	f.deleted = append(f.deleted, checkpoint)
@@ -85,11 +85,11 @@ func (f *fakeService) List(context.Context) ([]ports.SessionInfo, error) {
 	if err := f.record("list"); err != nil {
 		return nil, err
 	}
-	return []ports.SessionInfo{info("ses_a"), {ID: "ses_b", State: ports.StateStopped}}, nil
+	return []ports.SessionInfo{info(domain.MustParseSessionID("ses_a")), {ID: domain.MustParseSessionID("ses_b"), State: ports.StateStopped}}, nil
 }
 
 func (f *fakeService) Exec(_ context.Context, sid domain.ID, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
-	if err := f.record("exec " + string(sid)); err != nil {
+	if err := f.record("exec " + sid.String()); err != nil {
 		return sandbox.ExecResult{}, err
 	}
 	f.exec = req
@@ -100,7 +100,7 @@ func (f *fakeService) Exec(_ context.Context, sid domain.ID, req sandbox.ExecReq
 }
 
 func (f *fakeService) ReadFile(_ context.Context, sid domain.ID, path string, maxBytes int64) (io.ReadCloser, int64, error) {
-	if err := f.record("read " + string(sid) + " " + path); err != nil {
+	if err := f.record("read " + sid.String() + " " + path); err != nil {
 		return nil, 0, err
 	}
 	f.maxBytes = maxBytes
@@ -116,7 +116,7 @@ func (f *fakeService) ReadFile(_ context.Context, sid domain.ID, path string, ma
 }
 
 func (f *fakeService) WriteFile(_ context.Context, sid domain.ID, path string, src io.Reader, size int64) error {
-	if err := f.record("write " + string(sid) + " " + path); err != nil {
+	if err := f.record("write " + sid.String() + " " + path); err != nil {
 		return err
 	}
 	if f.sink != nil {
@@ -131,7 +131,7 @@ func (f *fakeService) WriteFile(_ context.Context, sid domain.ID, path string, s
 }
 
 func (f *fakeService) WriteFiles(_ context.Context, sid domain.ID, files []sandbox.FileWrite) error {
-	if err := f.record("batch " + string(sid)); err != nil {
+	if err := f.record("batch " + sid.String()); err != nil {
 		return err
 	}
 	f.batch = files
@@ -139,7 +139,7 @@ func (f *fakeService) WriteFiles(_ context.Context, sid domain.ID, files []sandb
 }
 
 func (f *fakeService) Export(_ context.Context, sid domain.ID, root string) (io.ReadCloser, error) {
-	if err := f.record("export " + string(sid) + " " + root); err != nil {
+	if err := f.record("export " + sid.String() + " " + root); err != nil {
 		return nil, err
 	}
 	if f.export != nil {

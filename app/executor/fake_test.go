@@ -69,7 +69,7 @@ func (p *fakeProvider) Provision(_ context.Context, spec sandbox.Spec) (ports.Sa
 	}
 	b := p.boxes[spec.SessionID]
 	if b == nil {
-		b = &fakeSandbox{id: "ctr-" + string(spec.SessionID), files: map[string][]byte{}, failWrites: &p.failWrites}
+		b = &fakeSandbox{id: "ctr-" + spec.SessionID.String(), files: map[string][]byte{}, failWrites: &p.failWrites}
 		p.boxes[spec.SessionID] = b
 	}
 	b.running = true

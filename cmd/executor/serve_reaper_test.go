@@ -16,7 +16,7 @@ import (
 func TestServeReaperCountsReaps(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t, map[string]string{"SANDGATE_ORPHAN_GRACE": "0s", "SANDGATE_REAP_INTERVAL": "20ms"})
-	base, app, logs := started(t, cfg, &fakeProvider{owned: []domain.ID{"ses_orphan"}})
+	base, app, logs := started(t, cfg, &fakeProvider{owned: []domain.ID{domain.MustParseSessionID("ses_orphan")}})
 	want := `sandgate_reaps_total{otel_scope_name="github.com/sandgate/sandgate/app",otel_scope_schema_url="",otel_scope_version="",outcome="reaped_without_checkpoint",reason="orphan"}`
 	require.Eventually(t, func() bool {
 		_, body := get(t, base+"/metrics", "")

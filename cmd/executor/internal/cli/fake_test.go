@@ -88,7 +88,7 @@ func testInfo(sid domain.ID) ports.SessionInfo {
 }
 
 func (f *fakeService) Provision(_ context.Context, sid domain.ID, req session.Request) (ports.SessionInfo, error) {
-	if err := f.record("provision " + string(sid)); err != nil {
+	if err := f.record("provision " + sid.String()); err != nil {
 		return ports.SessionInfo{}, err
 	}
 	// The real service validates first; its errors name the field.
@@ -102,14 +102,14 @@ func (f *fakeService) Provision(_ context.Context, sid domain.ID, req session.Re
 }
 
 func (f *fakeService) Get(_ context.Context, sid domain.ID) (ports.SessionInfo, error) {
-	if err := f.record("get " + string(sid)); err != nil {
+	if err := f.record("get " + sid.String()); err != nil {
 		return ports.SessionInfo{}, err
 	}
 	return testInfo(sid), nil
 }
 
 func (f *fakeService) Delete(_ context.Context, sid domain.ID, checkpoint bool) error {
-	if err := f.record("delete " + string(sid)); err != nil {
+	if err := f.record("delete " + sid.String()); err != nil {
 		return err
 	}
 	if checkpoint {
@@ -131,7 +131,7 @@ func (f *fakeService) List(context.Context) ([]ports.SessionInfo, error) {
 }
 
 func (f *fakeService) Exec(_ context.Context, sid domain.ID, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
-	if err := f.record("exec " + string(sid)); err != nil {
+	if err := f.record("exec " + sid.String()); err != nil {
 		return sandbox.ExecResult{}, err
 	}
 	f.mu.Lock()
@@ -141,12 +141,12 @@ func (f *fakeService) Exec(_ context.Context, sid domain.ID, req sandbox.ExecReq
 }
 
 func (f *fakeService) ReadFile(_ context.Context, sid domain.ID, p string, _ int64) (io.ReadCloser, int64, error) {
-	if err := f.record("read " + string(sid) + ":" + p); err != nil {
+	if err := f.record("read " + sid.String() + ":" + p); err != nil {
 		return nil, 0, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	b, ok := f.files[string(sid)+":"+p]
+	b, ok := f.files[sid.String()+":"+p]
 	if !ok {
 		return nil, 0, sandbox.ErrFileNotExist
 	}
@@ -154,7 +154,7 @@ func (f *fakeService) ReadFile(_ context.Context, sid domain.ID, p string, _ int
 }
 
 func (f *fakeService) WriteFile(_ context.Context, sid domain.ID, p string, src io.Reader, size int64) error {
-	if err := f.record("write " + string(sid) + ":" + p); err != nil {
+	if err := f.record("write " + sid.String() + ":" + p); err != nil {
 		return err
 	}
 	b, err := io.ReadAll(src)
@@ -166,7 +166,7 @@ func (f *fakeService) WriteFile(_ context.Context, sid domain.ID, p string, src 
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.files[string(sid)+":"+p] = b
+	f.files[sid.String()+":"+p] = b
 	return nil
 }
 
@@ -175,7 +175,7 @@ func (f *fakeService) WriteFiles(context.Context, domain.ID, []sandbox.FileWrite
 }
 
 func (f *fakeService) Export(_ context.Context, sid domain.ID, root string) (io.ReadCloser, error) {
-	if err := f.record("export " + string(sid) + ":" + root); err != nil {
+	if err := f.record("export " + sid.String() + ":" + root); err != nil {
 		return nil, err
 	}
 	return io.NopCloser(strings.NewReader("TAR of " + root)), nil
