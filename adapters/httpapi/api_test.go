@@ -327,3 +327,26 @@ func TestJSONBodies(t *testing.T) {
 	}
 	require.Empty(t, e.svc.called())
 }
+
+// TestBadSessionID pins the API's answer to a malformed path id, byte for
+// byte: the path is where an id is parsed (domain.ParseSessionID), and the
+// layers below take a domain.ID that cannot be malformed.
+func TestBadSessionID(t *testing.T) {
+	t.Parallel()
+	e := newAPI(t, APIOptions{Token: apiToken})
+	for path, msg := range map[string]string{
+		"/v1/sessions/Bad-Id":                     `invalid request: id: invalid id "Bad-Id": session id may hold only lower-case letters, digits and inner '_' (offset 0)`,
+		"/v1/sessions/ses_x_/exec":                `invalid request: id: invalid id "ses_x_": session id may hold only lower-case letters, digits and inner '_' (offset 5)`,
+		"/v1/sessions/" + strings.Repeat("a", 55): `invalid request: id: invalid id "` + strings.Repeat("a", 55) + `": session id longer than 54 characters`,
+	} {
+		method := http.MethodGet
+		if strings.HasSuffix(path, "/exec") {
+			method = http.MethodPost
+		}
+		a := e.do(t, method, path, strings.NewReader(`{"command":"true"}`), nil)
+		require.Equal(t, http.StatusBadRequest, a.status, path)
+		require.Equal(t, CodeInvalidArgument, a.code, path)
+		require.Equal(t, msg, a.msg, path)
+	}
+	require.Empty(t, e.svc.called(), "a bad id reaches no service call")
+}
