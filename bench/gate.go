@@ -32,6 +32,9 @@ var gateRows = []rowSpec{
 	{"provision-gated", "report", provisionGatedRow},
 }
 
+// benchSID is the session the in-process gate rows run as.
+var benchSID = domain.MustParseSessionID("ses_bench0000000000000000000000")
+
 // benchGate is a running proxy and its URL.
 type benchGate struct {
 	p   *proxy.Proxy
@@ -40,7 +43,7 @@ type benchGate struct {
 }
 
 func startGate(cfg gatewire.Config, roots *x509.CertPool) (*benchGate, error) {
-	p, err := proxy.New(proxy.Options{SessionID: "ses_bench0000000000000000000000", RootCAs: roots,
+	p, err := proxy.New(proxy.Options{SessionID: benchSID, RootCAs: roots,
 		Resolve: func(context.Context, string) ([]netip.Addr, error) {
 			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
 		}})
@@ -211,7 +214,7 @@ func gateMITMRow(_ context.Context, e *env) (Row, error) {
 	defer origin.Close()
 	originRoots := x509.NewCertPool()
 	originRoots.AddCert(origin.Certificate())
-	cred := gatewire.Credential{ID: "bench", Placeholder: egress.Placeholder("ses_bench0000000000000000000000", "k"),
+	cred := gatewire.Credential{ID: "bench", Placeholder: egress.Placeholder(benchSID, "k"),
 		Secret: gatewire.NewSecret("s3cret-value"), AllowedHosts: []string{"127.0.0.1"},
 		Locations: []gatewire.Location{gatewire.LocationHeaders}}
 	g, err := startGate(loopbackPolicy(cred), originRoots)

@@ -33,7 +33,7 @@ func TestAPIBytesPreserved(t *testing.T) {
 	require.Equal(t, "\xc3", res.Stderr)
 
 	body := "{\"command\":\"touch /tmp/ran\xff\"}"
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srvURL+"/v1/sessions/"+string(sid)+"/exec", strings.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srvURL+"/v1/sessions/"+sid.String()+"/exec", strings.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+apiToken)
 	resp, err := http.DefaultClient.Do(req)

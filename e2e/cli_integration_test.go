@@ -46,7 +46,7 @@ func cli(t *testing.T, p *proc, stdin []byte, args ...string) (string, string, i
 func TestCLI(t *testing.T) {
 	w := newWorld(t)
 	p := w.start(t, "cli", nil)
-	sid := string(domain.NewID("ses"))
+	sid := domain.NewID("ses").String()
 	dir := t.TempDir()
 
 	out, errs, code := cli(t, p, nil, "create", sid)
@@ -81,7 +81,7 @@ func TestCLI(t *testing.T) {
 	_, errs, code = cli(t, p, nil, "cp", sid+":/workspace/missing", filepath.Join(dir, "x"))
 	require.NotZero(t, code)
 	require.Contains(t, strings.ToLower(errs), "no such file")
-	_, errs, code = cli(t, p, nil, "exec", string(domain.NewID("ses")), "--", "true")
+	_, errs, code = cli(t, p, nil, "exec", domain.NewID("ses").String(), "--", "true")
 	require.NotZero(t, code)
 	require.Contains(t, strings.ToLower(errs), "not found")
 

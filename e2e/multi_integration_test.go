@@ -28,7 +28,7 @@ import (
 // and IPv4 gateway (the host, where executors serve gate configs).
 func (w *world) gateNetwork(t *testing.T) (string, netip.Addr) {
 	t.Helper()
-	name := string(domain.NewID("sgnet"))
+	name := domain.NewID("sgnet").String()
 	_, err := w.cli.NetworkCreate(t.Context(), name, network.CreateOptions{Driver: "bridge", Labels: w.labels})
 	require.NoError(t, err)
 	ins, err := w.cli.NetworkInspect(t.Context(), name, network.InspectOptions{})

@@ -10,8 +10,8 @@ import (
 
 // CheckpointStore keeps one checkpoint per session: the tar of its workdir
 // (Provider.Export), taken before a reap and restored by the next provision.
-// Every method checks the session id first (domain.ErrInvalidID, before any
-// side effect).
+// Every method refuses the zero session id first (domain.ErrInvalidID,
+// before any side effect); any other domain.ID is valid by construction.
 type CheckpointStore interface {
 	// Put stores src, read to its end, as the session's checkpoint and
 	// returns its size. It replaces the previous checkpoint atomically: a

@@ -39,8 +39,9 @@ type SessionInfo struct {
 
 // Service is the executor's application service: what the HTTP API (and
 // its Go client, which implements it across the wire) drives. Session ids
-// are validated first; a malformed one is domain.ErrInvalidID wrapped in
-// session.ErrInvalidRequest. Every method but Provision and List answers
+// are domain.IDs, valid by construction: the API parses the path's id and
+// answers a malformed one with domain.ErrInvalidID wrapped in
+// session.ErrInvalidRequest before any call. Every method but Provision and List answers
 // sandbox.ErrNotFound for a session with no running sandbox.
 type Service interface {
 	// Provision stores the session's record and returns its sandbox, created

@@ -13,7 +13,7 @@ import (
 // characters. Persist stores only the token's SHA-256 hex and replaces the
 // session's previous token, which stops authenticating at once (one live
 // token per session; concurrent Persists for one session leave exactly one).
-// Persist errors: domain.ErrInvalidID for a bad session id, gatewire.
+// Persist errors: domain.ErrInvalidID for the zero session id, gatewire.
 // ErrInvalidToken for a malformed token (both before any query), the
 // store's. Revoke errors: domain.ErrInvalidID, the store's.
 type GateTokens interface {

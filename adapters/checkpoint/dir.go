@@ -62,18 +62,26 @@ func (d *Dir) Prepare() error {
 	return nil
 }
 
-func (d *Dir) path(sid domain.ID) string { return filepath.Join(d.dir, string(sid)+".tar") }
+// path is the session's checkpoint file. A set id is a safe file name by
+// construction (domain.ID); the zero id, which would name ".tar", is refused.
+func (d *Dir) path(sid domain.ID) (string, error) {
+	if err := sid.Required(); err != nil {
+		return "", err
+	}
+	return filepath.Join(d.dir, sid.String()+".tar"), nil
+}
 
 // Put stores src as the session's checkpoint (see ports.CheckpointStore).
 func (d *Dir) Put(ctx context.Context, sid domain.ID, src io.Reader) (int64, error) {
-	if err := domain.ValidateSessionID(sid); err != nil {
+	dst, err := d.path(sid)
+	if err != nil {
 		return 0, err
 	}
 	if err := os.MkdirAll(d.dir, 0o700); err != nil {
 		return 0, fmt.Errorf("checkpoint %s: %w", sid, err)
 	}
 	// CreateTemp makes the file 0600.
-	f, err := os.CreateTemp(d.dir, tempPrefix+string(sid)+"-*")
+	f, err := os.CreateTemp(d.dir, tempPrefix+sid.String()+"-*")
 	if err != nil {
 		return 0, fmt.Errorf("checkpoint %s: %w", sid, err)
 	}
@@ -83,7 +91,7 @@ func (d *Dir) Put(ctx context.Context, sid domain.ID, src io.Reader) (int64, err
 		_ = os.Remove(f.Name())
 		return 0, fmt.Errorf("checkpoint %s: %w", sid, err)
 	}
-	if err := os.Rename(f.Name(), d.path(sid)); err != nil {
+	if err := os.Rename(f.Name(), dst); err != nil {
 		_ = os.Remove(f.Name())
 		return 0, fmt.Errorf("checkpoint %s: %w", sid, err)
 	}
@@ -119,10 +127,11 @@ func syncDir(dir string) error {
 
 // Get opens the session's checkpoint.
 func (d *Dir) Get(_ context.Context, sid domain.ID) (io.ReadCloser, int64, error) {
-	if err := domain.ValidateSessionID(sid); err != nil {
+	p, err := d.path(sid)
+	if err != nil {
 		return nil, 0, err
 	}
-	f, err := os.Open(d.path(sid))
+	f, err := os.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, fmt.Errorf("session %s: %w", sid, ports.ErrCheckpointNotFound)
 	}
@@ -139,10 +148,11 @@ func (d *Dir) Get(_ context.Context, sid domain.ID) (io.ReadCloser, int64, error
 
 // Delete removes the session's checkpoint, if any.
 func (d *Dir) Delete(_ context.Context, sid domain.ID) error {
-	if err := domain.ValidateSessionID(sid); err != nil {
+	p, err := d.path(sid)
+	if err != nil {
 		return err
 	}
-	if err := os.Remove(d.path(sid)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("checkpoint %s: %w", sid, err)
 	}
 	return nil
@@ -166,8 +176,12 @@ func (d *Dir) List(ctx context.Context) ([]ports.StoredCheckpoint, error) {
 			return nil, err
 		}
 		name, ok := strings.CutSuffix(e.Name(), ".tar")
-		if !ok || !e.Type().IsRegular() || domain.ValidateSessionID(domain.ID(name)) != nil {
+		if !ok || !e.Type().IsRegular() {
 			continue
+		}
+		sid, err := domain.ParseSessionID(name)
+		if err != nil {
+			continue // not a checkpoint of ours: a read is an edge, parse it
 		}
 		info, err := e.Info()
 		if errors.Is(err, fs.ErrNotExist) {
@@ -176,7 +190,7 @@ func (d *Dir) List(ctx context.Context) ([]ports.StoredCheckpoint, error) {
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint dir: %w", err)
 		}
-		out = append(out, ports.StoredCheckpoint{ID: domain.ID(name), Size: info.Size(), Stored: info.ModTime()})
+		out = append(out, ports.StoredCheckpoint{ID: sid, Size: info.Size(), Stored: info.ModTime()})
 	}
 	return out, nil
 }

@@ -49,7 +49,7 @@ func TestModesAndPrepare(t *testing.T) {
 	sid := domain.NewID("ses")
 	_, err = s.Put(context.Background(), sid, bytes.NewReader([]byte("tar")))
 	require.NoError(t, err)
-	st, err = os.Stat(filepath.Join(dir, string(sid)+".tar"))
+	st, err = os.Stat(filepath.Join(dir, sid.String()+".tar"))
 	require.NoError(t, err)
 	require.Equal(t, fs.FileMode(0o600), st.Mode().Perm())
 
@@ -57,7 +57,7 @@ func TestModesAndPrepare(t *testing.T) {
 	require.NoError(t, os.WriteFile(stale, []byte("half"), 0o600))
 	require.NoError(t, s.Prepare())
 	require.NoFileExists(t, stale, "Prepare removes what an interrupted Put left")
-	require.FileExists(t, filepath.Join(dir, string(sid)+".tar"))
+	require.FileExists(t, filepath.Join(dir, sid.String()+".tar"))
 }
 
 func TestNewRefusesBadSettings(t *testing.T) {

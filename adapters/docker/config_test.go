@@ -14,7 +14,7 @@ import (
 
 func resolved(t *testing.T, mut func(*sandbox.Spec)) sandbox.Spec {
 	t.Helper()
-	s := sandbox.Spec{SessionID: "ses_cfg", Image: "debian:bookworm"}
+	s := sandbox.Spec{SessionID: domain.MustParseSessionID("ses_cfg"), Image: "debian:bookworm"}
 	if mut != nil {
 		mut(&s)
 	}

@@ -292,7 +292,7 @@ func TestGatedToUngatedRevokes(t *testing.T) {
 	require.NoError(t, err)
 	sb, err := p.Provision(context.Background(), spec("ses_a"))
 	require.NoError(t, err)
-	require.Equal(t, []domain.ID{"ses_a"}, m.revoked)
+	require.Equal(t, []domain.ID{domain.MustParseSessionID("ses_a")}, m.revoked)
 	require.Len(t, f.containers, 1, "the gate went with the old sandbox")
 	require.Equal(t, f.byRef(ContainerName("ses_a")).id, sb.ID())
 }

@@ -22,7 +22,7 @@ import (
 // heals anything (C-ATT-1).
 func (p *Provider) Attach(ctx context.Context, sid domain.ID) (ports.Sandbox, error) {
 	p.negotiate(ctx)
-	if err := domain.ValidateSessionID(sid); err != nil {
+	if err := sid.Required(); err != nil {
 		return nil, fmt.Errorf("attach: session_id: %w", err)
 	}
 	c, err := p.inspectOwned(ctx, sid)
@@ -66,8 +66,8 @@ func (p *Provider) Owned(ctx context.Context) ([]domain.ID, error) {
 	}
 	var ids []domain.ID
 	for _, c := range list {
-		id := domain.ID(c.Labels[sandbox.LabelSession])
-		if domain.ValidateSessionID(id) == nil && !slices.Contains(ids, id) {
+		id, err := domain.ParseSessionID(c.Labels[sandbox.LabelSession])
+		if err == nil && !slices.Contains(ids, id) {
 			ids = append(ids, id)
 		}
 	}
@@ -79,7 +79,7 @@ func (p *Provider) Owned(ctx context.Context) ([]domain.ID, error) {
 // the one owner of revoke-before-reap (ports.Provider.Reap).
 func (p *Provider) Reap(ctx context.Context, sid domain.ID) error {
 	p.negotiate(ctx)
-	if err := domain.ValidateSessionID(sid); err != nil {
+	if err := sid.Required(); err != nil {
 		return fmt.Errorf("reap: session_id: %w", err)
 	}
 	if p.opts.Tokens != nil {
@@ -167,7 +167,7 @@ func boolInt(b bool) int {
 // reads a stopped container (C-EXP-1, C-EXP-2).
 func (p *Provider) Export(ctx context.Context, sid domain.ID, root string) (io.ReadCloser, error) {
 	p.negotiate(ctx)
-	if err := domain.ValidateSessionID(sid); err != nil {
+	if err := sid.Required(); err != nil {
 		return nil, fmt.Errorf("export: session_id: %w", err)
 	}
 	if err := validateExportRoot(root); err != nil {

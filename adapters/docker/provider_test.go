@@ -21,7 +21,7 @@ func fakeProvider(f *fakeEngine) *Provider {
 }
 
 func spec(sid string) sandbox.Spec {
-	return sandbox.Spec{SessionID: domain.ID(sid), Image: "img"}
+	return sandbox.Spec{SessionID: domain.MustParseSessionID(sid), Image: "img"}
 }
 
 // A create that loses the name race adopts the winner (C-PROV-4).
@@ -50,9 +50,9 @@ func TestProvisionRefusesForeign(t *testing.T) {
 	p := fakeProvider(f)
 	_, err := p.Provision(context.Background(), spec("ses_a"))
 	require.ErrorIs(t, err, errForeign)
-	_, err = p.Attach(context.Background(), "ses_a")
+	_, err = p.Attach(context.Background(), domain.MustParseSessionID("ses_a"))
 	require.ErrorIs(t, err, errForeign)
-	_, err = p.Export(context.Background(), "ses_a", "/workspace")
+	_, err = p.Export(context.Background(), domain.MustParseSessionID("ses_a"), "/workspace")
 	require.ErrorIs(t, err, errForeign)
 	require.Contains(t, f.containers, c.id)
 	require.NotContains(t, f.calls, "remove "+c.id)
@@ -93,12 +93,12 @@ func TestReapRevokesFirst(t *testing.T) {
 	f.addContainer(fakeContainer{name: "x", labels: map[string]string{sandbox.LabelSession: "ses_a"}})
 	tokens := &recTokens{f: f, revokeErr: errors.New("store down")}
 	p := newProvider(f, Options{Tokens: tokens})
-	require.ErrorContains(t, p.Reap(context.Background(), "ses_a"), "store down")
+	require.ErrorContains(t, p.Reap(context.Background(), domain.MustParseSessionID("ses_a")), "store down")
 	require.Len(t, f.containers, 1)
 	tokens.revokeErr = nil
-	require.NoError(t, p.Reap(context.Background(), "ses_a"))
+	require.NoError(t, p.Reap(context.Background(), domain.MustParseSessionID("ses_a")))
 	require.Empty(t, f.containers)
-	require.Equal(t, []domain.ID{"ses_a", "ses_a"}, tokens.revoked, "one revoke per Reap")
+	require.Equal(t, []domain.ID{domain.MustParseSessionID("ses_a"), domain.MustParseSessionID("ses_a")}, tokens.revoked, "one revoke per Reap")
 }
 
 // Sandboxes go before gates, and a removal already in progress is waited
@@ -121,7 +121,7 @@ func TestReapOrderAndRemovalInProgress(t *testing.T) {
 		}
 		return nil
 	}
-	require.NoError(t, fakeProvider(f).Reap(context.Background(), "ses_a"))
+	require.NoError(t, fakeProvider(f).Reap(context.Background(), domain.MustParseSessionID("ses_a")))
 	require.Equal(t, []string{"remove " + sb.id, "remove " + gate.id}, f.calls)
 	require.Contains(t, f.containers, other.id, "selection is by label")
 }
@@ -134,7 +134,7 @@ func TestReapTimesOut(t *testing.T) {
 		return fmt.Errorf("removal of container %s is already in progress: %w", id, cerrdefs.ErrConflict)
 	}
 	p := newProvider(f, Options{RemoveTimeout: 100 * time.Millisecond})
-	require.ErrorIs(t, p.Reap(context.Background(), "ses_a"), context.DeadlineExceeded)
+	require.ErrorIs(t, p.Reap(context.Background(), domain.MustParseSessionID("ses_a")), context.DeadlineExceeded)
 }
 
 func TestOwnedSkipsInvalidIDs(t *testing.T) {
@@ -145,7 +145,7 @@ func TestOwnedSkipsInvalidIDs(t *testing.T) {
 	}
 	ids, err := fakeProvider(f).Owned(context.Background())
 	require.NoError(t, err)
-	require.ElementsMatch(t, []domain.ID{"ses_a", "ses_b"}, ids)
+	require.ElementsMatch(t, []domain.ID{domain.MustParseSessionID("ses_a"), domain.MustParseSessionID("ses_b")}, ids)
 }
 
 func provisioned(t *testing.T, f *fakeEngine) *handle {
@@ -321,8 +321,8 @@ func TestOwnedScopedToLabels(t *testing.T) {
 	f.addContainer(fakeContainer{name: "bare", labels: map[string]string{sandbox.LabelSession: "ses_c"}})
 	ids, err := newProvider(f, Options{Labels: map[string]string{"team": "x"}}).Owned(context.Background())
 	require.NoError(t, err)
-	require.Equal(t, []domain.ID{"ses_a"}, ids)
+	require.Equal(t, []domain.ID{domain.MustParseSessionID("ses_a")}, ids)
 	all, err := fakeProvider(f).Owned(context.Background())
 	require.NoError(t, err)
-	require.ElementsMatch(t, []domain.ID{"ses_a", "ses_b", "ses_c"}, all, "no labels: every labelled container")
+	require.ElementsMatch(t, []domain.ID{domain.MustParseSessionID("ses_a"), domain.MustParseSessionID("ses_b"), domain.MustParseSessionID("ses_c")}, all, "no labels: every labelled container")
 }

@@ -208,11 +208,12 @@ func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
 	writeError(w, status, code, msg)
 }
 
-// sessionID returns the path's session id, validated.
+// sessionID parses the path's session id: the API's edge, where an id from
+// outside becomes a domain.ID that the layers below need not check again.
 func sessionID(r *http.Request) (domain.ID, error) {
-	sid := domain.ID(r.PathValue("id"))
-	if err := domain.ValidateSessionID(sid); err != nil {
-		return "", fmt.Errorf("%w: id: %w", session.ErrInvalidRequest, err)
+	sid, err := domain.ParseSessionID(r.PathValue("id"))
+	if err != nil {
+		return domain.ID{}, fmt.Errorf("%w: id: %w", session.ErrInvalidRequest, err)
 	}
 	return sid, nil
 }

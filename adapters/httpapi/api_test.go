@@ -24,10 +24,9 @@ import (
 	"github.com/sandgate/sandgate/ports/portfake"
 )
 
-const (
-	apiToken = "test-api-token-0123456789"
-	sid      = domain.ID("ses_test")
-)
+const apiToken = "test-api-token-0123456789"
+
+var sid = domain.MustParseSessionID("ses_test")
 
 // apiEnv is the API handler over a fake service behind a real HTTP server,
 // with a client and the handler's log.
@@ -43,7 +42,7 @@ func newAPI(t *testing.T, opts APIOptions) *apiEnv {
 	buf := &bytes.Buffer{}
 	opts.Logger = slog.New(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	svc := portfake.NewService()
-	svc.Infos = []ports.SessionInfo{portfake.Info("ses_a"), {ID: "ses_b", State: ports.StateStopped}}
+	svc.Infos = []ports.SessionInfo{portfake.Info(domain.MustParseSessionID("ses_a")), {ID: domain.MustParseSessionID("ses_b"), State: ports.StateStopped}}
 	srv := httptest.NewServer(NewAPIHandler(svc, opts))
 	t.Cleanup(srv.Close)
 	c, err := NewClient(srv.URL, opts.Token, srv.Client())
@@ -111,7 +110,7 @@ func TestClientRoundTrip(t *testing.T) {
 
 	list, err := c.List(ctx)
 	require.NoError(t, err)
-	require.Equal(t, []ports.SessionInfo{portfake.Info("ses_a"), {ID: "ses_b", State: ports.StateStopped}}, list)
+	require.Equal(t, []ports.SessionInfo{portfake.Info(domain.MustParseSessionID("ses_a")), {ID: domain.MustParseSessionID("ses_b"), State: ports.StateStopped}}, list)
 
 	e.svc.ExecResult = sandbox.ExecResult{Stdout: "out:ls", Stderr: "err", ExitCode: 7, TimedOut: true, Truncated: true}
 	res, err := c.Exec(ctx, sid, sandbox.ExecRequest{Command: "ls", Timeout: 1500*time.Millisecond + 1})
@@ -330,4 +329,27 @@ func TestJSONBodies(t *testing.T) {
 		})
 	}
 	require.Empty(t, e.svc.Calls())
+}
+
+// TestBadSessionID pins the API's answer to a malformed path id, byte for
+// byte: the path is where an id is parsed (domain.ParseSessionID), and the
+// layers below take a domain.ID that cannot be malformed.
+func TestBadSessionID(t *testing.T) {
+	t.Parallel()
+	e := newAPI(t, APIOptions{Token: apiToken})
+	for path, msg := range map[string]string{
+		"/v1/sessions/Bad-Id":                     `invalid request: id: invalid id "Bad-Id": session id may hold only lower-case letters, digits and inner '_' (offset 0)`,
+		"/v1/sessions/ses_x_/exec":                `invalid request: id: invalid id "ses_x_": session id may hold only lower-case letters, digits and inner '_' (offset 5)`,
+		"/v1/sessions/" + strings.Repeat("a", 55): `invalid request: id: invalid id "` + strings.Repeat("a", 55) + `": session id longer than 54 characters`,
+	} {
+		method := http.MethodGet
+		if strings.HasSuffix(path, "/exec") {
+			method = http.MethodPost
+		}
+		a := e.do(t, method, path, strings.NewReader(`{"command":"true"}`), nil)
+		require.Equal(t, http.StatusBadRequest, a.status, path)
+		require.Equal(t, CodeInvalidArgument, a.code, path)
+		require.Equal(t, msg, a.msg, path)
+	}
+	require.Empty(t, e.svc.Calls(), "a bad id reaches no service call")
 }

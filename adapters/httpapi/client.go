@@ -123,7 +123,7 @@ func (c *Client) callJSON(ctx context.Context, method, p string, q url.Values, i
 }
 
 func sessionPath(sid domain.ID, suffix string) string {
-	return "/v1/sessions/" + url.PathEscape(string(sid)) + suffix
+	return "/v1/sessions/" + url.PathEscape(sid.String()) + suffix
 }
 
 // Provision is PUT /v1/sessions/{id}.

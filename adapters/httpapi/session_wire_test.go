@@ -53,16 +53,16 @@ func sameBytes(t *testing.T, want string, got []byte, what string) {
 func TestSessionWireServer(t *testing.T) {
 	t.Parallel()
 	e := newAPI(t, APIOptions{Token: apiToken})
-	a := e.do(t, http.MethodPut, "/v1/sessions/"+string(sid), strings.NewReader(fullRequestJSON), nil)
+	a := e.do(t, http.MethodPut, "/v1/sessions/"+sid.String(), strings.NewReader(fullRequestJSON), nil)
 	require.Equal(t, http.StatusOK, a.status, string(a.body))
 	sameBytes(t, infoJSON, a.body, "a session's answer")
 	require.Equal(t, fullRequest(), e.svc.Request(), "the body as the service gets it")
 
-	a = e.do(t, http.MethodPut, "/v1/sessions/"+string(sid), strings.NewReader(`{}`), nil)
+	a = e.do(t, http.MethodPut, "/v1/sessions/"+sid.String(), strings.NewReader(`{}`), nil)
 	require.Equal(t, http.StatusOK, a.status, string(a.body))
 	require.Equal(t, session.Request{}, e.svc.Request(), "an empty body is the zero request")
 
-	a = e.do(t, http.MethodGet, "/v1/sessions/"+string(sid), nil, nil)
+	a = e.do(t, http.MethodGet, "/v1/sessions/"+sid.String(), nil, nil)
 	sameBytes(t, infoJSON, a.body, "GET's answer")
 	a = e.do(t, http.MethodGet, "/v1/sessions", nil, nil)
 	sameBytes(t, listJSON, a.body, "the list's answer")
@@ -94,5 +94,5 @@ func TestSessionWireClient(t *testing.T) {
 
 	list, err := c.List(t.Context())
 	require.NoError(t, err)
-	require.Equal(t, []ports.SessionInfo{portfake.Info("ses_a"), {ID: "ses_b", State: ports.StateStopped}}, list)
+	require.Equal(t, []ports.SessionInfo{portfake.Info(domain.MustParseSessionID("ses_a")), {ID: domain.MustParseSessionID("ses_b"), State: ports.StateStopped}}, list)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/core/agentwire"
+	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
 )
 
@@ -14,7 +15,7 @@ import (
 // sandbox mounts read-only; without one, the pod has no trace of it.
 func TestPodAgentShape(t *testing.T) {
 	t.Parallel()
-	spec := resolved(t, sandbox.Spec{SessionID: "ses_0123456789abcdefghjkmnpq", Image: "debian:bookworm"})
+	spec := resolved(t, sandbox.Spec{SessionID: domain.MustParseSessionID("ses_0123456789abcdefghjkmnpq"), Image: "debian:bookworm"})
 	plain := podFor(spec, Options{Namespace: "sbx"})
 	require.False(t, hasAgent(plain))
 	require.Empty(t, plain.Spec.InitContainers)

@@ -19,7 +19,7 @@ import (
 // Attach implements ports.Provider: read-only, it never creates, waits or
 // heals (C-ATT-1). Only a ready pod is a sandbox a handle can use.
 func (p *Provider) Attach(ctx context.Context, sid domain.ID) (ports.Sandbox, error) {
-	if err := domain.ValidateSessionID(sid); err != nil {
+	if err := sid.Required(); err != nil {
 		return nil, fmt.Errorf("attach: session_id: %w", err)
 	}
 	pod, err := p.getOwned(ctx, sid)
@@ -61,8 +61,8 @@ func (p *Provider) Owned(ctx context.Context) ([]domain.ID, error) {
 	}
 	var ids []domain.ID
 	for _, pod := range list.Items {
-		id := domain.ID(pod.Labels[sandbox.LabelSession])
-		if domain.ValidateSessionID(id) == nil && !slices.Contains(ids, id) {
+		id, err := domain.ParseSessionID(pod.Labels[sandbox.LabelSession])
+		if err == nil && !slices.Contains(ids, id) {
 			ids = append(ids, id)
 		}
 	}
@@ -74,7 +74,7 @@ func (p *Provider) Owned(ctx context.Context) ([]domain.ID, error) {
 // each under a UID precondition, and wait until the API has none left. It
 // is the one owner of revoke-before-reap (ports.Provider.Reap).
 func (p *Provider) Reap(ctx context.Context, sid domain.ID) error {
-	if err := domain.ValidateSessionID(sid); err != nil {
+	if err := sid.Required(); err != nil {
 		return fmt.Errorf("reap: session_id: %w", err)
 	}
 	if p.opts.Tokens != nil {

@@ -22,7 +22,7 @@ func TestPodShape(t *testing.T) {
 	t.Parallel()
 	uid := int64(1000)
 	spec := resolved(t, sandbox.Spec{
-		SessionID: "ses_0123456789abcdefghjkmnpq",
+		SessionID: domain.MustParseSessionID("ses_0123456789abcdefghjkmnpq"),
 		Image:     "debian:bookworm",
 		Workdir:   "/srv/$(HOME) dir",
 		Env:       map[string]string{"B": "$(PATH) $lit $$", "A": "plain"},

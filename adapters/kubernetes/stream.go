@@ -186,7 +186,7 @@ exec tar -cf - -- "$2"`
 // (C-EXP-1, C-EXP-2). The stream ends in an error, never a clean EOF, when
 // the tar or the transfer fails part way.
 func (p *Provider) Export(ctx context.Context, sid domain.ID, root string) (io.ReadCloser, error) {
-	if err := domain.ValidateSessionID(sid); err != nil {
+	if err := sid.Required(); err != nil {
 		return nil, fmt.Errorf("export: session_id: %w", err)
 	}
 	if !strings.HasPrefix(root, "/") || path.Clean(root) != root || root == "/" || strings.IndexByte(root, 0) >= 0 {

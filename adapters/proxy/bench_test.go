@@ -29,7 +29,7 @@ import (
 // benchProxy runs a proxy with cfg on loopback (no spans, no logs).
 func benchProxy(b *testing.B, opts Options, cfg gatewire.Config) (*Proxy, string) {
 	b.Helper()
-	opts.SessionID = sessionID
+	opts.SessionID = testSID
 	p, err := New(opts)
 	require.NoError(b, err)
 	require.NoError(b, p.SetConfig(cfg))

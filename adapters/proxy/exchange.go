@@ -149,7 +149,7 @@ func (x *exchange) finish() {
 			attribute.Int64("sandgate.bytes_sent", x.sent.Load()),
 			attribute.Int64("sandgate.bytes_received", x.recv.Load()),
 			attribute.StringSlice("sandgate.credential_ids", x.ids),
-			attribute.String("sandgate.session_id", x.p.opts.SessionID),
+			attribute.String("sandgate.session_id", x.p.opts.SessionID.String()),
 		}
 		x.span.SetAttributes(attrs...)
 		if x.p.opts.Verdicts != nil {

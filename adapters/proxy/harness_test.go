@@ -33,8 +33,9 @@ const (
 )
 
 var (
-	phA = egress.Placeholder(domain.ID(sessionID), "a")
-	phB = egress.Placeholder(domain.ID(sessionID), "b")
+	testSID = domain.MustParseSessionID(sessionID)
+	phA     = egress.Placeholder(testSID, "a")
+	phB     = egress.Placeholder(testSID, "b")
 )
 
 // limited is a limited config allowing hosts on every port (test origins
@@ -110,7 +111,7 @@ type harness struct {
 func start(t *testing.T, opts Options, cfg *gatewire.Config) *harness {
 	t.Helper()
 	sink := &spanSink{SpanRecorder: tracetest.NewSpanRecorder(), ended: make(chan struct{}, 1024)}
-	opts.SessionID = sessionID
+	opts.SessionID = testSID
 	opts.Tracer = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sink))
 	p, err := New(opts)
 	require.NoError(t, err)

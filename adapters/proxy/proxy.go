@@ -59,7 +59,7 @@ type Options struct {
 	// Logger gets one debug line per request; nil discards.
 	Logger *slog.Logger
 	// SessionID names the session in spans and in the CA's subject.
-	SessionID string
+	SessionID domain.ID
 	// Verdicts, when set, counts every request's verdict by its bounded
 	// reason (egress.Verdict.Reason), for the gate's reports to the
 	// control plane.
@@ -105,7 +105,7 @@ type Proxy struct {
 // New validates opts and builds a proxy that denies everything until the
 // first good SetConfig.
 func New(opts Options) (*Proxy, error) {
-	if err := domain.ValidateSessionID(domain.ID(opts.SessionID)); err != nil {
+	if err := opts.SessionID.Required(); err != nil {
 		return nil, fmt.Errorf("proxy: SessionID: %w", err)
 	}
 	for name, d := range map[string]*time.Duration{"DialTimeout": &opts.DialTimeout, "HeaderTimeout": &opts.HeaderTimeout, "IdleTimeout": &opts.IdleTimeout, "TunnelIdleTimeout": &opts.TunnelIdleTimeout} {

@@ -10,10 +10,10 @@ import (
 
 // Touch moves the session's last activity forward to at.
 func (s *Store) Touch(ctx context.Context, sid domain.ID, at time.Time) error {
-	if err := domain.ValidateSessionID(sid); err != nil {
+	if err := sid.Required(); err != nil {
 		return err
 	}
-	if _, err := s.db.ExecContext(ctx, s.d.q(qTouch), string(sid), toMillis(at)); err != nil {
+	if _, err := s.db.ExecContext(ctx, s.d.q(qTouch), sid.String(), toMillis(at)); err != nil {
 		return fmt.Errorf("%s: touch session %s: %w", s.d.name, sid, err)
 	}
 	return nil
@@ -33,7 +33,13 @@ func (s *Store) Activity(ctx context.Context) (map[domain.ID]time.Time, error) {
 		if err := rows.Scan(&sid, &ms); err != nil {
 			return nil, fmt.Errorf("%s: list session activity: %w", s.d.name, err)
 		}
-		out[domain.ID(sid)] = fromMillis(ms)
+		id, err := domain.ParseSessionID(sid)
+		if err != nil {
+			// A read is an edge: a row this store did not write (Touch and
+			// PutSession take a domain.ID) names no session of ours.
+			continue
+		}
+		out[id] = fromMillis(ms)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("%s: list session activity: %w", s.d.name, err)

@@ -24,9 +24,9 @@ func harness(t *testing.T, s *Store, dump func(t *testing.T) []byte) porttest.Se
 			t.Helper()
 			var sealed string
 			q := `SELECT secret_sealed FROM sandgate_credentials WHERE session_id = $1 AND credential_id = $2`
-			require.NoError(t, s.db.QueryRowContext(context.Background(), s.d.q(q), string(from), credentialID).Scan(&sealed))
+			require.NoError(t, s.db.QueryRowContext(context.Background(), s.d.q(q), from.String(), credentialID).Scan(&sealed))
 			u := `UPDATE sandgate_credentials SET secret_sealed = $1 WHERE session_id = $2 AND credential_id = $3`
-			res, err := s.db.ExecContext(context.Background(), s.d.q(u), sealed, string(to), credentialID)
+			res, err := s.db.ExecContext(context.Background(), s.d.q(u), sealed, to.String(), credentialID)
 			require.NoError(t, err)
 			n, err := res.RowsAffected()
 			require.NoError(t, err)

@@ -45,7 +45,7 @@ type sqliteLockKey struct {
 // database file; several processes on one SQLite file are not serialised,
 // which is why several executors need PostgreSQL.
 func (s *Store) Lock(ctx context.Context, sid domain.ID) (func(), error) {
-	if err := domain.ValidateSessionID(sid); err != nil {
+	if err := sid.Required(); err != nil {
 		return nil, err
 	}
 	if s.lockDB == nil {
@@ -99,6 +99,6 @@ func discard(conn *sql.Conn) {
 // machines (Go's map hash is not), which every executor sharing the
 // database needs.
 func lockKey(sid domain.ID) int64 {
-	sum := sha256.Sum256([]byte(lockNamespace + string(sid)))
+	sum := sha256.Sum256([]byte(lockNamespace + sid.String()))
 	return int64(binary.BigEndian.Uint64(sum[:8]))
 }

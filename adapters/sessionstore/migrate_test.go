@@ -34,16 +34,16 @@ func TestSQLiteUpgradesAnOldDatabase(t *testing.T) {
 	for range 2 {
 		s, err := OpenSQLite(ctx, path, testKey)
 		require.NoError(t, err)
-		rec, err := s.GetSession(ctx, "ses_old")
+		rec, err := s.GetSession(ctx, domain.MustParseSessionID("ses_old"))
 		require.NoError(t, err)
 		require.Equal(t, domain.NetUnrestricted, rec.Networking.Type)
 		require.Empty(t, rec.Image)
 		require.Equal(t, touched, rec.LastActive, "unknown at first, then what the first open touched")
 		now := time.UnixMilli(time.Now().UnixMilli()).UTC()
-		require.NoError(t, s.Touch(ctx, "ses_old", now))
+		require.NoError(t, s.Touch(ctx, domain.MustParseSessionID("ses_old"), now))
 		all, err := s.Activity(ctx)
 		require.NoError(t, err)
-		require.Equal(t, map[domain.ID]time.Time{"ses_old": now}, all)
+		require.Equal(t, map[domain.ID]time.Time{domain.MustParseSessionID("ses_old"): now}, all)
 		require.NoError(t, s.Close())
 		touched = now
 	}

@@ -26,7 +26,7 @@ func TestStoredRecordIsPinned(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	rec := session.Session{
-		ID:         "ses_pinned",
+		ID:         domain.MustParseSessionID("ses_pinned"),
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"a.example"}},
 		Credentials: []session.Credential{{
 			ID: "cred_1", Name: "API_KEY", Secret: gatewire.NewSecret("secretvalue1"),
@@ -45,13 +45,13 @@ func TestStoredRecordIsPinned(t *testing.T) {
 	require.Equal(t, []string{"cred_1", "API_KEY", `["a.example","*.b.example"]`, `["body","headers"]`}, []string{id, name, hosts, locations})
 	sealer, err := session.NewSealer(testKey)
 	require.NoError(t, err)
-	secret, err := sealer.Open("ses_pinned", "cred_1", sealed)
+	secret, err := sealer.Open(domain.MustParseSessionID("ses_pinned"), "cred_1", sealed)
 	require.NoError(t, err)
 	require.Equal(t, rec.Credentials[0].Secret, secret)
 
 	_, err = s.db.ExecContext(ctx, `UPDATE sandgate_credentials SET secret_sealed = '`+pinnedSealed+`' WHERE session_id = 'ses_pinned'`)
 	require.NoError(t, err)
-	got, err := s.GetSession(ctx, "ses_pinned")
+	got, err := s.GetSession(ctx, domain.MustParseSessionID("ses_pinned"))
 	require.NoError(t, err)
 	require.Equal(t, rec, got)
 }

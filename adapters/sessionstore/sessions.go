@@ -26,14 +26,14 @@ func (s *Store) PutSession(ctx context.Context, rec session.Session) error {
 		if err != nil {
 			return fmt.Errorf("session %s: credentials[%d]: %w", rec.ID, i, err)
 		}
-		rows[i] = []any{string(rec.ID), i, c.ID, c.Name, s.sealer.Seal(rec.ID, c.ID, c.Secret), hosts, locations}
+		rows[i] = []any{rec.ID.String(), i, c.ID, c.Name, s.sealer.Seal(rec.ID, c.ID, c.Secret), hosts, locations}
 	}
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, s.d.q(qPutSession), string(rec.ID), string(networking),
+		if _, err := tx.ExecContext(ctx, s.d.q(qPutSession), rec.ID.String(), string(networking),
 			rec.Image, rec.Workdir, toMillis(rec.LastActive)); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, s.d.q(qDeleteCredentials), string(rec.ID)); err != nil {
+		if _, err := tx.ExecContext(ctx, s.d.q(qDeleteCredentials), rec.ID.String()); err != nil {
 			return err
 		}
 		for _, r := range rows {
@@ -63,7 +63,7 @@ func marshalCredential(c session.Credential) (hosts, locations string, err error
 
 // GetSession returns the session's record with its secrets opened.
 func (s *Store) GetSession(ctx context.Context, sid domain.ID) (session.Session, error) {
-	if err := domain.ValidateSessionID(sid); err != nil {
+	if err := sid.Required(); err != nil {
 		return session.Session{}, err
 	}
 	rec := session.Session{ID: sid}
@@ -71,7 +71,7 @@ func (s *Store) GetSession(ctx context.Context, sid domain.ID) (session.Session,
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var networking string
 		var lastActive int64
-		if err := tx.QueryRowContext(ctx, s.d.q(qGetSession), string(sid)).Scan(
+		if err := tx.QueryRowContext(ctx, s.d.q(qGetSession), sid.String()).Scan(
 			&networking, &rec.Image, &rec.Workdir, &lastActive); err != nil {
 			return err
 		}
@@ -105,7 +105,7 @@ type storedCredential struct {
 }
 
 func (s *Store) readCredentials(ctx context.Context, tx *sql.Tx, sid domain.ID) ([]storedCredential, error) {
-	rows, err := tx.QueryContext(ctx, s.d.q(qGetCredentials), string(sid))
+	rows, err := tx.QueryContext(ctx, s.d.q(qGetCredentials), sid.String())
 	if err != nil {
 		return nil, err
 	}
@@ -139,12 +139,12 @@ func (s *Store) openCredential(sid domain.ID, c storedCredential) (session.Crede
 
 // DeleteSession removes the session's record, credentials and gate token.
 func (s *Store) DeleteSession(ctx context.Context, sid domain.ID) error {
-	if err := domain.ValidateSessionID(sid); err != nil {
+	if err := sid.Required(); err != nil {
 		return err
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		for _, q := range []string{qDeleteCredentials, qDeleteSession, qRevokeToken} {
-			if _, err := tx.ExecContext(ctx, s.d.q(q), string(sid)); err != nil {
+			if _, err := tx.ExecContext(ctx, s.d.q(q), sid.String()); err != nil {
 				return err
 			}
 		}

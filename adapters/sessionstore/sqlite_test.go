@@ -82,6 +82,6 @@ func TestLockKeyIsStable(t *testing.T) {
 	t.Parallel()
 	// Fixed values: every executor on a database must derive the same key,
 	// whatever its version, or two could provision one session at once.
-	require.Equal(t, int64(200112423312268028), lockKey("ses_000000000000000000000000"))
-	require.Equal(t, int64(3870277353655765744), lockKey("ses_000000000000000000000001"))
+	require.Equal(t, int64(200112423312268028), lockKey(domain.MustParseSessionID("ses_000000000000000000000000")))
+	require.Equal(t, int64(3870277353655765744), lockKey(domain.MustParseSessionID("ses_000000000000000000000001")))
 }

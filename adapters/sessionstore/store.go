@@ -84,13 +84,13 @@ func (s *Store) Generate() string { return gatewire.NewToken() }
 
 // Persist makes token the session's one live gate token, by hash.
 func (s *Store) Persist(ctx context.Context, sid domain.ID, token string) error {
-	if err := domain.ValidateSessionID(sid); err != nil {
+	if err := sid.Required(); err != nil {
 		return err
 	}
 	if err := gatewire.ValidateToken(token); err != nil {
 		return err
 	}
-	_, err := s.db.ExecContext(ctx, s.d.q(qPersistToken), string(sid), gatewire.TokenHash(token))
+	_, err := s.db.ExecContext(ctx, s.d.q(qPersistToken), sid.String(), gatewire.TokenHash(token))
 	if err != nil {
 		return fmt.Errorf("%s: persist gate token of session %s: %w", s.d.name, sid, err)
 	}
@@ -99,10 +99,10 @@ func (s *Store) Persist(ctx context.Context, sid domain.ID, token string) error 
 
 // Revoke deletes the session's gate token, if any.
 func (s *Store) Revoke(ctx context.Context, sid domain.ID) error {
-	if err := domain.ValidateSessionID(sid); err != nil {
+	if err := sid.Required(); err != nil {
 		return err
 	}
-	if _, err := s.db.ExecContext(ctx, s.d.q(qRevokeToken), string(sid)); err != nil {
+	if _, err := s.db.ExecContext(ctx, s.d.q(qRevokeToken), sid.String()); err != nil {
 		return fmt.Errorf("%s: revoke gate token of session %s: %w", s.d.name, sid, err)
 	}
 	return nil
@@ -111,17 +111,21 @@ func (s *Store) Revoke(ctx context.Context, sid domain.ID) error {
 // Authenticate returns the session whose live token this is.
 func (s *Store) Authenticate(ctx context.Context, token string) (domain.ID, error) {
 	if gatewire.ValidateToken(token) != nil {
-		return "", fmt.Errorf("gate token: %w", gatewire.ErrUnauthorized)
+		return domain.ID{}, fmt.Errorf("gate token: %w", gatewire.ErrUnauthorized)
 	}
 	var sid string
 	err := s.db.QueryRowContext(ctx, s.d.q(qAuthenticate), gatewire.TokenHash(token)).Scan(&sid)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("gate token: %w", gatewire.ErrUnauthorized)
+		return domain.ID{}, fmt.Errorf("gate token: %w", gatewire.ErrUnauthorized)
 	}
 	if err != nil {
-		return "", fmt.Errorf("%s: authenticate gate token: %w", s.d.name, err)
+		return domain.ID{}, fmt.Errorf("%s: authenticate gate token: %w", s.d.name, err)
 	}
-	return domain.ID(sid), nil
+	id, err := domain.ParseSessionID(sid)
+	if err != nil {
+		return domain.ID{}, fmt.Errorf("%s: authenticate gate token: stored %w", s.d.name, err)
+	}
+	return id, nil
 }
 
 // inTx runs fn in a transaction, committing only when it succeeds.

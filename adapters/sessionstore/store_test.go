@@ -81,7 +81,7 @@ func TestStoreErrorsAfterClose(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 	sid, tok := domain.NewID("ses"), s.Generate()
-	require.ErrorContains(t, s.Persist(ctx, sid, tok), "sqlite: persist gate token of session "+string(sid))
+	require.ErrorContains(t, s.Persist(ctx, sid, tok), "sqlite: persist gate token of session "+sid.String())
 	require.ErrorContains(t, s.Revoke(ctx, sid), "sqlite: revoke gate token")
 	_, err = s.Authenticate(ctx, tok)
 	require.ErrorContains(t, err, "sqlite: authenticate gate token")

@@ -128,8 +128,8 @@ func NewProvider(next ports.Provider, o ProviderOptions) (*Provider, error) {
 
 // start begins an operation's span under ctx's span.
 func (p *Provider) start(ctx context.Context, name string, sid domain.ID, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
-	if sid != "" {
-		attrs = append(attrs, SessionIDKey.String(string(sid)))
+	if !sid.IsZero() {
+		attrs = append(attrs, SessionIDKey.String(sid.String()))
 	}
 	return p.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 }
@@ -144,7 +144,7 @@ func (p *Provider) end(ctx context.Context, span trace.Span, op string, sid doma
 		if callersError(err) {
 			level = slog.LevelDebug
 		}
-		p.log.Log(ctx, level, "provider operation failed", "op", op, "session_id", string(sid), "err", err)
+		p.log.Log(ctx, level, "provider operation failed", "op", op, "session_id", sid.String(), "err", err)
 	}
 	span.End()
 }
@@ -220,13 +220,13 @@ func (p *Provider) Owned(ctx context.Context) ([]domain.ID, error) {
 		}
 		return ids, err
 	}
-	ctx, span := p.start(ctx, "Provider.Owned", "")
+	ctx, span := p.start(ctx, "Provider.Owned", domain.ID{})
 	ids, err := p.next.Owned(ctx)
 	if err == nil {
 		span.SetAttributes(attribute.Int("sandgate.sessions", len(ids)))
 		p.setLive(len(ids))
 	}
-	p.end(ctx, span, "Owned", "", err)
+	p.end(ctx, span, "Owned", domain.ID{}, err)
 	return ids, err
 }
 

@@ -74,12 +74,12 @@ func TestProviderSpansAreChildrenWithSessionIDs(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, time.Hour)
 	ctx, parent := w.tp.Tracer("test").Start(context.Background(), "PUT /v1/sessions/{id}")
-	spec := sandbox.Spec{SessionID: "ses_a", Image: "img", Env: map[string]string{"API_KEY": secretEnv}}
+	spec := sandbox.Spec{SessionID: domain.MustParseSessionID("ses_a"), Image: "img", Env: map[string]string{"API_KEY": secretEnv}}
 	sb, err := w.p.Provision(ctx, spec)
 	require.NoError(t, err)
 	// Files a session's user wrote, behind the decorator's back.
-	w.fake.Box("ses_a").Put("/workspace/"+secretEnv, []byte(secretEnv))
-	w.fake.Box("ses_a").Put("/x", []byte(secretEnv))
+	w.fake.Box(spec.SessionID).Put("/workspace/"+secretEnv, []byte(secretEnv))
+	w.fake.Box(spec.SessionID).Put("/x", []byte(secretEnv))
 	_, err = sb.Exec(ctx, sandbox.ExecRequest{Command: "echo " + secretEnv, Timeout: time.Second})
 	require.NoError(t, err)
 	_, err = sb.ReadFile(ctx, "/workspace/"+secretEnv)
@@ -90,15 +90,15 @@ func TestProviderSpansAreChildrenWithSessionIDs(t *testing.T) {
 	require.NoError(t, sb.WriteFile(ctx, "/x", []byte(secretEnv)))
 	require.NoError(t, sb.WriteFileStream(ctx, "/x", strings.NewReader(secretEnv), int64(len(secretEnv))))
 	require.NoError(t, sb.WriteFiles(ctx, []sandbox.FileWrite{{Path: "/a", Data: []byte(secretEnv)}}))
-	_, err = w.p.Attach(ctx, "ses_a")
+	_, err = w.p.Attach(ctx, domain.MustParseSessionID("ses_a"))
 	require.NoError(t, err)
-	rc, err = w.p.Export(ctx, "ses_a", "/workspace")
+	rc, err = w.p.Export(ctx, domain.MustParseSessionID("ses_a"), "/workspace")
 	require.NoError(t, err)
 	require.NoError(t, rc.Close())
 	_, err = w.p.Owned(ctx)
 	require.NoError(t, err)
 	require.NoError(t, sb.Destroy(ctx))
-	require.NoError(t, w.p.Reap(ctx, "ses_a"))
+	require.NoError(t, w.p.Reap(ctx, domain.MustParseSessionID("ses_a")))
 	parent.End()
 
 	ended := w.spans.Ended()
@@ -132,9 +132,9 @@ func TestProviderErrorsRecordedAndLogged(t *testing.T) {
 	ctx := context.Background()
 	boom := errors.New("engine exploded")
 	w.fake.Fail(portfake.OpProvision, boom)
-	_, err := w.p.Provision(ctx, sandbox.Spec{SessionID: "ses_b"})
+	_, err := w.p.Provision(ctx, sandbox.Spec{SessionID: domain.MustParseSessionID("ses_b")})
 	require.ErrorIs(t, err, boom)
-	_, err = w.p.Attach(ctx, "ses_nope")
+	_, err = w.p.Attach(ctx, domain.MustParseSessionID("ses_nope"))
 	require.ErrorIs(t, err, sandbox.ErrNotFound)
 
 	ended := w.spans.Ended()
@@ -164,10 +164,10 @@ func TestProviderMetrics(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, time.Hour)
 	ctx := context.Background()
-	sb, err := w.p.Provision(ctx, sandbox.Spec{SessionID: "ses_c"})
+	sb, err := w.p.Provision(ctx, sandbox.Spec{SessionID: domain.MustParseSessionID("ses_c")})
 	require.NoError(t, err)
 	w.fake.Fail(portfake.OpProvision, errors.New("no"))
-	_, err = w.p.Provision(ctx, sandbox.Spec{SessionID: "ses_d"})
+	_, err = w.p.Provision(ctx, sandbox.Spec{SessionID: domain.MustParseSessionID("ses_d")})
 	require.Error(t, err)
 	w.fake.Hook(portfake.OpExec, func(context.Context, domain.ID) error { time.Sleep(20 * time.Millisecond); return nil })
 	_, err = sb.Exec(ctx, sandbox.ExecRequest{Command: "true"})
@@ -202,7 +202,7 @@ func TestLiveGaugeCaches(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, 200*time.Millisecond)
 	ctx := context.Background()
-	_, err := w.p.Provision(ctx, sandbox.Spec{SessionID: "ses_e"})
+	_, err := w.p.Provision(ctx, sandbox.Spec{SessionID: domain.MustParseSessionID("ses_e")})
 	require.NoError(t, err)
 	live := func() (int64, bool) {
 		g, ok := w.metrics(t)[LiveMetric].(metricdata.Gauge[int64])
@@ -218,7 +218,7 @@ func TestLiveGaugeCaches(t *testing.T) {
 	}
 	require.Equal(t, 1, w.fake.Calls(portfake.OpOwned), "five scrapes, one engine call")
 
-	_, err = w.p.Provision(ctx, sandbox.Spec{SessionID: "ses_f"})
+	_, err = w.p.Provision(ctx, sandbox.Spec{SessionID: domain.MustParseSessionID("ses_f")})
 	require.NoError(t, err)
 	_, err = w.p.Owned(ctx) // e.g. the reaper's tick
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/ports/portfake"
@@ -15,13 +16,13 @@ import (
 func BenchmarkServiceExec(b *testing.B) {
 	e := newEnv(b)
 	ctx := context.Background()
-	if _, err := e.svc.Provision(ctx, "ses_bench", session.Request{}); err != nil {
+	if _, err := e.svc.Provision(ctx, domain.MustParseSessionID("ses_bench"), session.Request{}); err != nil {
 		b.Fatal(err)
 	}
 	req := sandbox.ExecRequest{Command: "true"}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := e.svc.Exec(ctx, "ses_bench", req); err != nil {
+		if _, err := e.svc.Exec(ctx, domain.MustParseSessionID("ses_bench"), req); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -78,9 +78,6 @@ func (s *Service) WriteFiles(ctx context.Context, sid domain.ID, files []sandbox
 // Export streams root out of the session's sandbox as a tar; the session
 // counts as busy until the stream is closed.
 func (s *Service) Export(ctx context.Context, sid domain.ID, root string) (io.ReadCloser, error) {
-	if err := checkID(sid); err != nil {
-		return nil, err
-	}
 	if err := session.CheckExportRoot(root); err != nil {
 		return nil, err
 	}
@@ -108,13 +105,10 @@ func (s *Service) call(ctx context.Context, sid domain.ID, retry func() bool, fn
 	return s.withSandbox(ctx, sid, retry, fn)
 }
 
-// begin checks the id and counts a call on the session until end; a write
+// begin counts a call on the session until end; a write
 // of the activity to the store is made when one is due. A session being
 // reaped answers sandbox.ErrNotFound: its sandbox is going away.
 func (s *Service) begin(ctx context.Context, sid domain.ID) (end func(), err error) {
-	if err := checkID(sid); err != nil {
-		return nil, err
-	}
 	touch, ok := s.activity.begin(sid, s.now())
 	if !ok {
 		return nil, fmt.Errorf("session %s is being reaped: %w", sid, sandbox.ErrNotFound)

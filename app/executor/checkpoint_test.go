@@ -60,7 +60,7 @@ func TestPlainDeleteDeletesTheCheckpoint(t *testing.T) {
 	ctx := context.Background()
 	sid := r.provision(t, map[string]string{"/workspace/a": "alpha"})
 	r.clock.advance(time.Hour)
-	require.Equal(t, []string{string(sid) + " idle checkpointed"}, outcomes(r.reaper.Round(ctx)))
+	require.Equal(t, []string{sid.String() + " idle checkpointed"}, outcomes(r.reaper.Round(ctx)))
 
 	require.NoError(t, r.svc.Delete(ctx, sid, true), "the reaper's checkpoint is the workspace to keep")
 	require.True(t, r.checkpointKept(t, sid))
@@ -88,7 +88,7 @@ func TestCheckpointRetention(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, list, 2)
 	eightDays := time.Now().Add(-8 * 24 * time.Hour)
-	require.NoError(t, os.Chtimes(filepath.Join(r.cpDir, string(old)+".tar"), eightDays, eightDays))
+	require.NoError(t, os.Chtimes(filepath.Join(r.cpDir, old.String()+".tar"), eightDays, eightDays))
 
 	r.reaper.Round(ctx)
 	require.True(t, r.checkpointKept(t, old), "no retention configured: kept")

@@ -84,7 +84,7 @@ func (r *reapEnv) observed() []ReapResult {
 func outcomes(rs []ReapResult) []string {
 	var out []string
 	for _, r := range rs {
-		out = append(out, string(r.ID)+" "+string(r.Reason)+" "+string(r.Outcome))
+		out = append(out, r.ID.String()+" "+string(r.Reason)+" "+string(r.Outcome))
 	}
 	return out
 }
@@ -102,7 +102,7 @@ func TestReaperIdleCheckpointAndRestore(t *testing.T) {
 	require.Empty(t, r.reaper.Round(ctx), "nothing is idle for a minute yet")
 	r.clock.advance(time.Second)
 	got := r.reaper.Round(ctx)
-	require.Equal(t, []string{string(sid) + " idle checkpointed"}, outcomes(got))
+	require.Equal(t, []string{sid.String() + " idle checkpointed"}, outcomes(got))
 	require.Equal(t, outcomes(got), outcomes(r.observed()), "the observer sees every reap")
 	require.Positive(t, got[0].Size)
 	require.Equal(t, []domain.ID{sid}, r.prov.Reaped())
@@ -165,7 +165,7 @@ func TestReaperOrphans(t *testing.T) {
 	require.Empty(t, r.reaper.Round(ctx))
 	r.clock.advance(time.Second)
 	got := r.reaper.Round(ctx)
-	require.Equal(t, []string{string(orphan) + " orphan reaped_without_checkpoint"}, outcomes(got))
+	require.Equal(t, []string{orphan.String() + " orphan reaped_without_checkpoint"}, outcomes(got))
 	require.ErrorContains(t, got[0].Err, "no session record")
 	_, _, err = r.cp.Get(ctx, orphan)
 	require.ErrorIs(t, err, ports.ErrCheckpointNotFound)
@@ -214,12 +214,12 @@ func TestReapCheckpointTooLarge(t *testing.T) {
 	// The reaper reaps anyway, and drops the older checkpoint.
 	r.clock.advance(time.Hour)
 	got := r.reaper.Round(ctx)
-	require.Equal(t, []string{string(sid) + " idle reaped_without_checkpoint"}, outcomes(got))
+	require.Equal(t, []string{sid.String() + " idle reaped_without_checkpoint"}, outcomes(got))
 	require.ErrorIs(t, got[0].Err, ports.ErrCheckpointTooLarge)
 	_, _, err = r.cp.Get(ctx, sid)
 	require.ErrorIs(t, err, ports.ErrCheckpointNotFound, "a stale checkpoint must not be restored later")
 	require.Equal(t, []string{
-		string(sid) + " explicit failed", string(sid) + " idle reaped_without_checkpoint",
+		sid.String() + " explicit failed", sid.String() + " idle reaped_without_checkpoint",
 	}, outcomes(r.observed()))
 }
 
@@ -238,7 +238,7 @@ func TestReapKeepsSandboxOnTransientCheckpointFailure(t *testing.T) {
 
 	r.clock.advance(time.Hour)
 	got := r.reaper.Round(ctx)
-	require.Equal(t, []string{string(sid) + " idle failed"}, outcomes(got))
+	require.Equal(t, []string{sid.String() + " idle failed"}, outcomes(got))
 	require.ErrorIs(t, got[0].Err, transient)
 	require.Empty(t, r.prov.Reaped(), "the sandbox is kept")
 	_, _, err = r.cp.Get(ctx, sid)
@@ -246,7 +246,7 @@ func TestReapKeepsSandboxOnTransientCheckpointFailure(t *testing.T) {
 
 	r.prov.Fail(portfake.OpExport, nil)
 	got = r.reaper.Round(ctx)
-	require.Equal(t, []string{string(sid) + " idle checkpointed"}, outcomes(got))
+	require.Equal(t, []string{sid.String() + " idle checkpointed"}, outcomes(got))
 	rc, _, err := r.cp.Get(ctx, sid)
 	require.NoError(t, err)
 	require.Equal(t, []string{"workspace/", "workspace/k"}, tarNames(t, rc))
@@ -259,7 +259,7 @@ func TestDeleteWithCheckpoint(t *testing.T) {
 	ctx := context.Background()
 	sid := r.provision(t, map[string]string{"/workspace/k": "kept"})
 	require.NoError(t, r.svc.Delete(ctx, sid, true))
-	require.Equal(t, []string{string(sid) + " explicit checkpointed"}, outcomes(r.observed()))
+	require.Equal(t, []string{sid.String() + " explicit checkpointed"}, outcomes(r.observed()))
 	rc, _, err := r.cp.Get(ctx, sid)
 	require.NoError(t, err)
 	require.Equal(t, []string{"workspace/", "workspace/k"}, tarNames(t, rc))
@@ -338,7 +338,7 @@ func TestReaperStartStop(t *testing.T) {
 	r.reaper.Start()
 	require.Eventually(t, func() bool { return len(r.observed()) == 1 }, 5*time.Second, 5*time.Millisecond)
 	require.NoError(t, r.reaper.Stop(context.Background()))
-	require.Equal(t, []string{string(sid) + " idle checkpointed"}, outcomes(r.observed()))
+	require.Equal(t, []string{sid.String() + " idle checkpointed"}, outcomes(r.observed()))
 }
 
 // TestFailedRestoreKeepsCheckpoint: a restore that fails (a write error)

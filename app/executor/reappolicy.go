@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"cmp"
 	"errors"
 	"slices"
 	"time"
@@ -114,7 +113,7 @@ func (p ReapPolicy) Plan(cs []ReapCandidate, now time.Time) []Reap {
 			out = append(out, Reap{ID: c.ID, Reason: reason})
 		}
 	}
-	slices.SortFunc(out, func(a, b Reap) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b Reap) int { return a.ID.Compare(b.ID) })
 	return out
 }
 
@@ -132,6 +131,6 @@ func (p ReapPolicy) ExpiredCheckpoints(cs []ports.StoredCheckpoint, now time.Tim
 			out = append(out, c.ID)
 		}
 	}
-	slices.SortFunc(out, cmp.Compare)
+	slices.SortFunc(out, domain.ID.Compare)
 	return out
 }

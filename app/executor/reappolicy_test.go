@@ -49,12 +49,12 @@ func TestReapPlan(t *testing.T) {
 	now := time.Now()
 	p := ReapPolicy{IdleTTL: time.Minute, OrphanGrace: time.Minute}
 	got := p.Plan([]ReapCandidate{
-		{ID: "ses_c", Recorded: true, LastActive: now.Add(-2 * time.Minute)},
-		{ID: "ses_a", FirstSeen: now.Add(-time.Hour)},
-		{ID: "ses_b", Recorded: true, LastActive: now},
-		{ID: "ses_d", FirstSeen: now},
+		{ID: domain.MustParseSessionID("ses_c"), Recorded: true, LastActive: now.Add(-2 * time.Minute)},
+		{ID: domain.MustParseSessionID("ses_a"), FirstSeen: now.Add(-time.Hour)},
+		{ID: domain.MustParseSessionID("ses_b"), Recorded: true, LastActive: now},
+		{ID: domain.MustParseSessionID("ses_d"), FirstSeen: now},
 	}, now)
-	require.Equal(t, []Reap{{ID: "ses_a", Reason: ReasonOrphan}, {ID: "ses_c", Reason: ReasonIdle}}, got)
+	require.Equal(t, []Reap{{ID: domain.MustParseSessionID("ses_a"), Reason: ReasonOrphan}, {ID: domain.MustParseSessionID("ses_c"), Reason: ReasonIdle}}, got)
 	require.Empty(t, p.Plan(nil, now))
 }
 
@@ -75,13 +75,13 @@ func TestExpiredCheckpoints(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	cs := []ports.StoredCheckpoint{
-		{ID: "ses_c", Stored: now.Add(-8 * 24 * time.Hour)},
-		{ID: "ses_a", Stored: now.Add(-7 * 24 * time.Hour)},
-		{ID: "ses_b", Stored: now.Add(-7*24*time.Hour + time.Second)},
-		{ID: "ses_d", Stored: now.Add(time.Hour)},
+		{ID: domain.MustParseSessionID("ses_c"), Stored: now.Add(-8 * 24 * time.Hour)},
+		{ID: domain.MustParseSessionID("ses_a"), Stored: now.Add(-7 * 24 * time.Hour)},
+		{ID: domain.MustParseSessionID("ses_b"), Stored: now.Add(-7*24*time.Hour + time.Second)},
+		{ID: domain.MustParseSessionID("ses_d"), Stored: now.Add(time.Hour)},
 	}
 	p := ReapPolicy{CheckpointRetention: 7 * 24 * time.Hour}
-	require.Equal(t, []domain.ID{"ses_a", "ses_c"}, p.ExpiredCheckpoints(cs, now),
+	require.Equal(t, []domain.ID{domain.MustParseSessionID("ses_a"), domain.MustParseSessionID("ses_c")}, p.ExpiredCheckpoints(cs, now),
 		"exactly the retention expires; younger and future-dated ones are kept")
 	require.Empty(t, ReapPolicy{}.ExpiredCheckpoints(cs, now), "no retention keeps every checkpoint")
 }

@@ -228,9 +228,6 @@ func (s *Service) info(ctx context.Context, sid domain.ID) (ports.SessionInfo, e
 // id. With checkpoint, the workspace is kept instead (see
 // deleteWithCheckpoint).
 func (s *Service) Delete(ctx context.Context, sid domain.ID, checkpoint bool) error {
-	if err := checkID(sid); err != nil {
-		return err
-	}
 	if checkpoint {
 		return s.deleteWithCheckpoint(ctx, sid)
 	}
@@ -269,7 +266,7 @@ func (s *Service) List(ctx context.Context) ([]ports.SessionInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	slices.Sort(ids)
+	slices.SortFunc(ids, domain.ID.Compare)
 	out := make([]ports.SessionInfo, 0, len(ids))
 	for _, sid := range ids {
 		info, err := s.info(ctx, sid)
@@ -282,13 +279,6 @@ func (s *Service) List(ctx context.Context) ([]ports.SessionInfo, error) {
 		out = append(out, info)
 	}
 	return out, nil
-}
-
-func checkID(sid domain.ID) error {
-	if err := domain.ValidateSessionID(sid); err != nil {
-		return fmt.Errorf("%w: id: %w", session.ErrInvalidRequest, err)
-	}
-	return nil
 }
 
 func networking(rec session.Session) *domain.Networking {

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/gatewire"
 	"github.com/sandgate/sandgate/ports"
 )
@@ -22,7 +23,7 @@ type ProxyOptions struct {
 	// Deny are the addresses the proxy never dials (ports.GateSystem.DenyList).
 	Deny      []netip.Prefix
 	Logger    *slog.Logger
-	SessionID string
+	SessionID domain.ID
 	// Verdicts counts the proxy's verdicts for the reports.
 	Verdicts *gatewire.Tally
 	// TunnelIdle is GATE_TUNNEL_IDLE_TIMEOUT (0: the proxy's default).
@@ -73,7 +74,7 @@ func Serve(ctx context.Context, s gatewire.Env, d Deps) (err error) {
 		}
 	}()
 	tally := &gatewire.Tally{}
-	p, err := d.NewProxy(ProxyOptions{Deny: deny, Logger: d.Log, SessionID: string(s.SessionID), Verdicts: tally, TunnelIdle: s.TunnelIdle})
+	p, err := d.NewProxy(ProxyOptions{Deny: deny, Logger: d.Log, SessionID: s.SessionID, Verdicts: tally, TunnelIdle: s.TunnelIdle})
 	if err != nil {
 		return fmt.Errorf("proxy: %w", err)
 	}
@@ -118,7 +119,7 @@ func run(ctx context.Context, s gatewire.Env, d Deps, p ports.GateProxy, ln net.
 	go func() { served <- p.Serve(ln) }()
 	l := &loop{
 		fetch: d.Fetcher, proxy: p, caFile: s.CAFile, interval: s.FetchInterval,
-		log: d.Log, ready: d.Ready, readyAttrs: []any{"addr", s.Addr.String(), "session", string(s.SessionID)},
+		log: d.Log, ready: d.Ready, readyAttrs: []any{"addr", s.Addr.String(), "session", s.SessionID.String()},
 	}
 	rl := &reportLoop{tally: tally, send: d.Reporter, interval: min(s.FetchInterval, maxReportInterval), log: d.Log}
 	lctx, stopLoop := context.WithCancel(ctx)

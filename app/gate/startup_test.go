@@ -113,7 +113,7 @@ func TestStartupOrder(t *testing.T) {
 	require.Equal(t, []string{"shutdown", "tracer-shutdown"}, rest[len(rest)-2:])
 	// The proxy got the deny list and the session.
 	require.Equal(t, "10.1.2.3/32", g.proxy.opts.Deny[0].String())
-	require.Equal(t, string(testSID), g.proxy.opts.SessionID)
+	require.Equal(t, testSID, g.proxy.opts.SessionID)
 }
 
 func indexOf(s []string, v string) int {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/ports/portfake"
 )
 
@@ -17,7 +18,7 @@ func TestServeReaperCountsReaps(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t, map[string]string{"SANDGATE_ORPHAN_GRACE": "0s", "SANDGATE_REAP_INTERVAL": "20ms"})
 	p := portfake.NewProvider()
-	p.Stop("ses_orphan") // labelled assets that no record names
+	p.Stop(domain.MustParseSessionID("ses_orphan")) // labelled assets that no record names
 	base, app, logs := started(t, cfg, p)
 	want := `sandgate_reaps_total{otel_scope_name="github.com/sandgate/sandgate/app",otel_scope_schema_url="",otel_scope_version="",outcome="reaped_without_checkpoint",reason="orphan"}`
 	require.Eventually(t, func() bool {

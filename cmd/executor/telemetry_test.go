@@ -71,16 +71,16 @@ func TestTelemetryEndToEnd(t *testing.T) {
 	const secret = "cred-secret-never-logged-4242"
 	p := portfake.NewProvider()
 	base, rec, logs := startedTraced(t, p)
-	sid := domain.ID("ses_telemetry1")
+	sid := domain.MustParseSessionID("ses_telemetry1")
 
-	status, body := call(t, http.MethodPut, base+"/v1/sessions/"+string(sid), testToken,
+	status, body := call(t, http.MethodPut, base+"/v1/sessions/"+sid.String(), testToken,
 		`{"networking":{"type":"limited","allowed_hosts":["api.example.com"]},`+
 			`"credentials":[{"id":"api","name":"API_KEY","secret":"`+secret+`","allowed_hosts":["api.example.com"],"locations":["headers"]}]}`)
 	require.Equal(t, http.StatusOK, status, body)
 	specs := p.Specs()
 	require.Len(t, specs, 1)
 	require.NotContains(t, specs[0].Env["API_KEY"], secret, "the sandbox sees a placeholder")
-	status, body = call(t, http.MethodPost, base+"/v1/sessions/"+string(sid)+"/exec", testToken, `{"command":"echo $API_KEY"}`)
+	status, body = call(t, http.MethodPost, base+"/v1/sessions/"+sid.String()+"/exec", testToken, `{"command":"echo $API_KEY"}`)
 	require.Equal(t, http.StatusOK, status, body)
 
 	// The gate fetches its config (the body carries the secret) and reports.
@@ -114,7 +114,7 @@ func TestTelemetryEndToEnd(t *testing.T) {
 	}
 	require.NotContains(t, metrics, secret)
 
-	status, _ = call(t, http.MethodDelete, base+"/v1/sessions/"+string(sid), testToken, "")
+	status, _ = call(t, http.MethodDelete, base+"/v1/sessions/"+sid.String(), testToken, "")
 	require.Equal(t, http.StatusNoContent, status)
 
 	// Spans: the API's are named by route, with the session id; the
@@ -142,8 +142,8 @@ func TestTelemetryEndToEnd(t *testing.T) {
 		parent, ok := byID[child.Parent().SpanID()]
 		require.True(t, ok, "%s has a recorded parent", child.Name())
 		require.Equal(t, want, parent.Name())
-		require.Equal(t, string(sid), attr(parent, "sandgate.session_id"))
-		require.Equal(t, string(sid), attr(child, "sandgate.session_id"))
+		require.Equal(t, sid.String(), attr(parent, "sandgate.session_id"))
+		require.Equal(t, sid.String(), attr(child, "sandgate.session_id"))
 	}
 
 	// Logs: one line per API request with the session id; no secret.
@@ -157,7 +157,7 @@ func TestTelemetryEndToEnd(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
 		if m["msg"] == "api request" && strings.HasPrefix(m["path"].(string), "/v1/sessions/") {
 			requestLines++
-			require.Equal(t, string(sid), m["session_id"], line)
+			require.Equal(t, sid.String(), m["session_id"], line)
 		}
 	}
 	require.Equal(t, 3, requestLines)

@@ -129,7 +129,7 @@ func TestGateEndToEnd(t *testing.T) {
 	ca, err := x509.ParseCertificate(block.Bytes)
 	require.NoError(t, err)
 	require.True(t, ca.IsCA)
-	require.Contains(t, ca.Subject.CommonName, string(sid))
+	require.Contains(t, ca.Subject.CommonName, sid.String())
 
 	proxyURL, err := url.Parse("http://" + addr)
 	require.NoError(t, err)

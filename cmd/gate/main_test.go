@@ -30,7 +30,7 @@ func TestRealMain(t *testing.T) {
 		// The environment is validated before anything happens: nothing
 		// is installed, nothing listens.
 		{"no environment", nil, nil, 1, "", `"msg":"gate: invalid environment"`},
-		{"bad uid", nil, map[string]string{"CONTROLPLANE_URL": "http://cp", "GATE_TOKEN": testToken, "GATE_SESSION_ID": string(testSID), "GATE_UID": "0"}, 1, "", "GATE_UID: "},
+		{"bad uid", nil, map[string]string{"CONTROLPLANE_URL": "http://cp", "GATE_TOKEN": testToken, "GATE_SESSION_ID": testSID.String(), "GATE_UID": "0"}, 1, "", "GATE_UID: "},
 		{"firewall with a bad uid installs nothing", []string{"-firewall"}, map[string]string{"GATE_UID": "0"}, 1, "", "GATE_UID: "},
 		{"healthcheck of a dead gate", []string{"-healthcheck"}, map[string]string{"GATE_ADDR": dead}, 1, "", "gate unhealthy"},
 	} {

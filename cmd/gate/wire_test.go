@@ -17,7 +17,7 @@ func TestTracingReachesTheProxy(t *testing.T) {
 	flush, err := tr.start(context.Background())
 	require.NoError(t, err)
 	require.NotNil(t, tr.tp)
-	p, err := tr.newProxy(gate.ProxyOptions{SessionID: string(testSID)})
+	p, err := tr.newProxy(gate.ProxyOptions{SessionID: testSID})
 	require.NoError(t, err)
 	require.NotNil(t, p)
 	require.NoError(t, flush(context.Background()))

@@ -1,6 +1,8 @@
 package domain
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -17,12 +19,13 @@ func TestNewIDFormat(t *testing.T) {
 		got, err := ParseID("ses", id.String())
 		require.NoError(t, err)
 		require.Equal(t, id, got)
-		require.NoError(t, ValidateSessionID(id))
+		_, err = ParseSessionID(id.String())
+		require.NoError(t, err, "every NewID is a valid session id")
 		require.False(t, seen[id], "duplicate id %s", id)
 		seen[id] = true
 		require.False(t, id.IsZero())
 	}
-	require.True(t, ID("").IsZero())
+	require.True(t, ID{}.IsZero())
 }
 
 func TestNewIDPanicsOnBadPrefix(t *testing.T) {
@@ -68,17 +71,50 @@ func TestParseIDRejects(t *testing.T) {
 	}
 	id, err := ParseID("ses", good)
 	require.NoError(t, err)
-	require.Equal(t, ID(good), id)
+	require.Equal(t, good, id.String())
 }
 
-func TestValidateSessionID(t *testing.T) {
+func TestParseSessionID(t *testing.T) {
 	t.Parallel()
 	for _, ok := range []string{"a", "ses_abc", "0", "a_b_c9", strings.Repeat("a", 54)} {
-		require.NoError(t, ValidateSessionID(ID(ok)), ok)
+		id, err := ParseSessionID(ok)
+		require.NoError(t, err, ok)
+		require.Equal(t, ok, id.String())
+		require.NoError(t, id.Required())
 	}
 	for _, bad := range []string{"", "A", "a-b", "_a", "a_", "a b", "a/b", "a.b", "é", strings.Repeat("a", 55), "a\x00"} {
-		require.ErrorIs(t, ValidateSessionID(ID(bad)), ErrInvalidID, "%q", bad)
+		id, err := ParseSessionID(bad)
+		require.ErrorIs(t, err, ErrInvalidID, "%q", bad)
+		require.True(t, id.IsZero(), "a refused id is the zero ID")
+		require.Panics(t, func() { MustParseSessionID(bad) }, "%q", bad)
 	}
+	require.ErrorIs(t, ID{}.Required(), ErrInvalidID)
+	require.Equal(t, "a", MustParseSessionID("a").String())
+}
+
+// TestIDText pins the wire form: an ID marshals as its string, so JSON,
+// labels and logs see what they saw when ID was a string type; unmarshalling
+// is an edge and parses.
+func TestIDText(t *testing.T) {
+	t.Parallel()
+	type doc struct {
+		ID  ID            `json:"id"`
+		Map map[ID]string `json:"map"`
+	}
+	sid := MustParseSessionID("ses_x")
+	b, err := json.Marshal(doc{ID: sid, Map: map[ID]string{sid: "v"}})
+	require.NoError(t, err)
+	require.JSONEq(t, `{"id":"ses_x","map":{"ses_x":"v"}}`, string(b))
+	var got doc
+	require.NoError(t, json.Unmarshal(b, &got))
+	require.Equal(t, sid, got.ID)
+	require.Equal(t, "v", got.Map[sid])
+	require.NoError(t, json.Unmarshal([]byte(`{"id":""}`), &got))
+	require.True(t, got.ID.IsZero(), "empty text is the zero ID")
+	require.ErrorIs(t, json.Unmarshal([]byte(`{"id":"Bad ID"}`), &got), ErrInvalidID)
+	require.Equal(t, "session ses_x", fmt.Sprintf("session %s", sid))
+	require.Equal(t, `"ses_x"`, fmt.Sprintf("%q", sid))
+	require.Equal(t, -1, MustParseSessionID("a").Compare(sid))
 }
 
 func FuzzParseID(f *testing.F) {
@@ -87,7 +123,8 @@ func FuzzParseID(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		id, err := ParseID("ses", s)
 		if err == nil {
-			require.NoError(t, ValidateSessionID(id))
+			_, err := ParseSessionID(id.String())
+			require.NoError(t, err)
 			require.Equal(t, s, id.String())
 		}
 	})

@@ -29,7 +29,7 @@ var lowerBase32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPad
 func Placeholder(sessionID domain.ID, secretName string) string {
 	h := sha256.New()
 	h.Write([]byte(placeholderDomain))
-	for _, part := range []string{string(sessionID), secretName} {
+	for _, part := range []string{sessionID.String(), secretName} {
 		var n [8]byte
 		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
 		h.Write(n[:])

@@ -11,8 +11,8 @@ import (
 )
 
 var (
-	ph1 = Placeholder("ses_test", "api-key")
-	ph2 = Placeholder("ses_test", "other")
+	ph1 = Placeholder(domain.MustParseSessionID("ses_test"), "api-key")
+	ph2 = Placeholder(domain.MustParseSessionID("ses_test"), "other")
 )
 
 const (

@@ -105,7 +105,7 @@ func NewEnv(sid domain.ID, controlPlane, token string) Env {
 // omitted. The token is in it: callers must not log the result.
 func (e Env) Environ() []string {
 	env := []string{
-		EnvSessionID + "=" + string(e.SessionID),
+		EnvSessionID + "=" + e.SessionID.String(),
 		EnvControlPlane + "=" + e.ControlPlane,
 		EnvToken + "=" + e.Token,
 		EnvUID + "=" + strconv.FormatUint(uint64(e.UID), 10),
@@ -175,8 +175,8 @@ func ParseEnv(getenv func(string) string) (Env, error) {
 	check(EnvControlPlane, checkControlPlane(e.ControlPlane))
 	e.Token = getenv(EnvToken)
 	check(EnvToken, checkToken(e.Token))
-	e.SessionID = domain.ID(getenv(EnvSessionID))
-	check(EnvSessionID, domain.ValidateSessionID(e.SessionID))
+	e.SessionID, err = domain.ParseSessionID(getenv(EnvSessionID))
+	check(EnvSessionID, err)
 	e.UID, err = ParseID(getenv(EnvUID))
 	check(EnvUID, err)
 	e.GID, err = ParseID(getenv(EnvGID))

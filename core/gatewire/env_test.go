@@ -21,7 +21,7 @@ func baseEnv() map[string]string {
 	return map[string]string{
 		"CONTROLPLANE_URL": "http://executor:8080",
 		"GATE_TOKEN":       testToken,
-		"GATE_SESSION_ID":  string(testSID),
+		"GATE_SESSION_ID":  testSID.String(),
 	}
 }
 
@@ -166,7 +166,7 @@ func TestEnvironRoundTrip(t *testing.T) {
 	t.Parallel()
 	e := NewEnv(testSID, "http://executor:8080", testToken)
 	require.Equal(t, []string{
-		"GATE_SESSION_ID=" + string(testSID),
+		"GATE_SESSION_ID=" + testSID.String(),
 		"CONTROLPLANE_URL=http://executor:8080",
 		"GATE_TOKEN=" + testToken,
 		"GATE_UID=64250",

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/core/domain"
 )
 
 func TestGateSandboxEnv(t *testing.T) {
@@ -32,13 +34,13 @@ func TestGateSpecEnv(t *testing.T) {
 	require.Equal(t, []string{
 		"GATE_SESSION_ID=ses_a", "CONTROLPLANE_URL=http://10.0.0.1:7070", "GATE_TOKEN=sgt_x", "GATE_UID=64250", "GATE_GID=64250",
 		"GATE_ADDR=127.0.0.1:15080", "GATE_CA_FILE=/run/sandgate/ca.pem",
-	}, g.Env("ses_a", "sgt_x").Environ())
+	}, g.Env(domain.MustParseSessionID("ses_a"), "sgt_x").Environ())
 	g.OTelEndpoint = "collector:4317"
-	env := g.Env("ses_a", "sgt_x").Environ()
+	env := g.Env(domain.MustParseSessionID("ses_a"), "sgt_x").Environ()
 	require.Contains(t, env, "OTEL_EXPORTER_OTLP_ENDPOINT=collector:4317")
 	require.NotContains(t, strings.Join(env, " "), "INSECURE")
 	g.OTelInsecure = true
-	require.Contains(t, g.Env("ses_a", "sgt_x").Environ(), "OTEL_EXPORTER_OTLP_INSECURE=true")
+	require.Contains(t, g.Env(domain.MustParseSessionID("ses_a"), "sgt_x").Environ(), "OTEL_EXPORTER_OTLP_INSECURE=true")
 }
 
 func TestCABundle(t *testing.T) {

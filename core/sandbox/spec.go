@@ -70,7 +70,9 @@ const maxImageRefLen = 512
 // unrestricted. Both backends call it first, before any side effect (C-VAL-1),
 // so the adoption comparison sees resolved values. Every error names the field.
 func ResolveSpec(spec Spec) (Spec, error) {
-	if err := domain.ValidateSessionID(spec.SessionID); err != nil {
+	// A set id is valid by construction (domain.ID); unset is the one way left
+	// to get it wrong.
+	if err := spec.SessionID.Required(); err != nil {
 		return Spec{}, fmt.Errorf("session_id: %w", err)
 	}
 	if err := validateImage("image", spec.Image); err != nil {

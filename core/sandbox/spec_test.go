@@ -11,7 +11,7 @@ import (
 )
 
 func validSpec() Spec {
-	return Spec{SessionID: "ses_abc", Image: "debian:bookworm"}
+	return Spec{SessionID: domain.MustParseSessionID("ses_abc"), Image: "debian:bookworm"}
 }
 
 func TestResolveSpecDefaults(t *testing.T) {
@@ -41,8 +41,7 @@ func TestResolveSpecRejects(t *testing.T) {
 		mut  func(*Spec)
 		want string
 	}{
-		{"zero session", func(s *Spec) { s.SessionID = "" }, "session_id"},
-		{"bad session", func(s *Spec) { s.SessionID = "Ses-1" }, "session_id"},
+		{"zero session", func(s *Spec) { s.SessionID = domain.ID{} }, "session_id"},
 		{"empty image", func(s *Spec) { s.Image = "" }, "image: must not be empty"},
 		{"image with space", func(s *Spec) { s.Image = "a b" }, "image"},
 		{"image with newline", func(s *Spec) { s.Image = "a\nb" }, "image"},

@@ -14,7 +14,7 @@ import (
 
 func TestConfigFor(t *testing.T) {
 	t.Parallel()
-	const sid = domain.ID("ses_0123456789abcdefghjkmnpq")
+	sid := domain.MustParseSessionID("ses_0123456789abcdefghjkmnpq")
 	gh := Credential{
 		ID: "cred_gh", Name: "GITHUB_TOKEN", Secret: gatewire.NewSecret("ghp_secretvalue1"),
 		AllowedHosts: []string{"api.github.com", "*.githubusercontent.com"},
@@ -91,7 +91,7 @@ func TestConfigFor(t *testing.T) {
 
 func TestConfigForPlaceholderIsPinned(t *testing.T) {
 	t.Parallel()
-	s := Session{ID: "ses_abc", Credentials: []Credential{{
+	s := Session{ID: domain.MustParseSessionID("ses_abc"), Credentials: []Credential{{
 		ID: "c1", Name: "api-key", Secret: gatewire.NewSecret("secretvalue"),
 		AllowedHosts: []string{"example.com"}, Locations: []gatewire.Location{gatewire.LocationBody},
 	}}}
@@ -105,7 +105,7 @@ func TestConfigForPlaceholderIsPinned(t *testing.T) {
 func TestConfigForDoesNotAlias(t *testing.T) {
 	t.Parallel()
 	s := Session{
-		ID:         "ses_abc",
+		ID:         domain.MustParseSessionID("ses_abc"),
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"a.example"}},
 		Credentials: []Credential{{
 			ID: "c1", Name: "n", Secret: gatewire.NewSecret("secretvalue"),
@@ -121,7 +121,7 @@ func TestConfigForDoesNotAlias(t *testing.T) {
 
 func TestConfigForSecretRedacted(t *testing.T) {
 	t.Parallel()
-	s := Session{ID: "ses_abc", Credentials: []Credential{{
+	s := Session{ID: domain.MustParseSessionID("ses_abc"), Credentials: []Credential{{
 		ID: "c1", Name: "n", Secret: gatewire.NewSecret("topsecretvalue"),
 		AllowedHosts: []string{"example.com"}, Locations: []gatewire.Location{gatewire.LocationHeaders},
 	}}}
@@ -134,7 +134,7 @@ func TestConfigForSecretRedacted(t *testing.T) {
 func TestConfigForJSONIsPinned(t *testing.T) {
 	t.Parallel()
 	s := Session{
-		ID:         "ses_pinned",
+		ID:         domain.MustParseSessionID("ses_pinned"),
 		Networking: domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"a.example", "*.b.example:443"}},
 		Credentials: []Credential{{
 			ID: "cred_1", Name: "API_KEY", Secret: gatewire.NewSecret("secretvalue1"),

@@ -62,7 +62,7 @@ func (r Request) Session(sid domain.ID) Session {
 }
 
 // Validate checks the request for session sid. Every error wraps
-// ErrInvalidRequest (domain.ErrInvalidID too, for a bad id) and names the
+// ErrInvalidRequest (domain.ErrInvalidID too, for the zero id) and names the
 // field; none quotes a secret or an env value, which may be one.
 func (r Request) Validate(sid domain.ID) error {
 	if err := r.Session(sid).Validate(); err != nil {

@@ -21,12 +21,12 @@ func TestValidateAllowedHosts(t *testing.T) {
 		}
 	}
 	ok := []string{"api.example.com", "api.example.com:8443", "*.example.com:*", "10.0.0.0/8:5432", "[fd00::/8]:443", "172.17.0.2:8080"}
-	require.NoError(t, req(ok, []string{"api.example.com:8443"}).Validate("ses_a"))
+	require.NoError(t, req(ok, []string{"api.example.com:8443"}).Validate(domain.MustParseSessionID("ses_a")))
 	for _, bad := range []string{"a.com:0", "a.com:65536", "a..com", "127.1", "a.com:http", "[::1]:"} {
-		err := req([]string{bad}, []string{"a.com"}).Validate("ses_a")
+		err := req([]string{bad}, []string{"a.com"}).Validate(domain.MustParseSessionID("ses_a"))
 		require.ErrorIs(t, err, ErrInvalidRequest, bad)
 		require.Contains(t, err.Error(), "networking.allowed_hosts[0]", bad)
-		err = req([]string{"a.com"}, []string{bad}).Validate("ses_a")
+		err = req([]string{"a.com"}, []string{bad}).Validate(domain.MustParseSessionID("ses_a"))
 		require.ErrorIs(t, err, ErrInvalidRequest, bad)
 		require.Contains(t, err.Error(), "credentials[0].allowed_hosts[0]", bad)
 	}

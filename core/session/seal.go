@@ -95,5 +95,5 @@ func (s *Sealer) Open(sid domain.ID, credentialID, sealed string) (gatewire.Secr
 // additionalData binds a ciphertext to its row. The lengths make the
 // encoding unambiguous whatever bytes the ids hold.
 func additionalData(sid domain.ID, credentialID string) []byte {
-	return fmt.Appendf(nil, "sandgate/credential/v1\x00%d:%s\x00%d:%s", len(sid), sid, len(credentialID), credentialID)
+	return fmt.Appendf(nil, "sandgate/credential/v1\x00%d:%s\x00%d:%s", len(sid.String()), sid, len(credentialID), credentialID)
 }

@@ -76,7 +76,7 @@ func TestOpenRefuses(t *testing.T) {
 		sealed string
 		want   string
 	}{
-		{"other session", s, "ses_other", "cred_1", sealed, "authentication failed"},
+		{"other session", s, domain.MustParseSessionID("ses_other"), "cred_1", sealed, "authentication failed"},
 		{"other credential", s, testSID, "cred_2", sealed, "authentication failed"},
 		{"other key", other, testSID, "cred_1", sealed, "authentication failed"},
 		{"tampered", s, testSID, "cred_1", tampered, "authentication failed"},
@@ -96,6 +96,7 @@ func TestOpenRefuses(t *testing.T) {
 
 func TestAdditionalDataUnambiguous(t *testing.T) {
 	t.Parallel()
-	require.NotEqual(t, additionalData("a_b", "c"), additionalData("a", "b_c"))
-	require.NotEqual(t, additionalData("ses_a", "x\x00y"), additionalData("ses_a\x00x", "y"))
+	require.NotEqual(t, additionalData(domain.MustParseSessionID("a_b"), "c"), additionalData(domain.MustParseSessionID("a"), "b_c"))
+	// An id cannot hold a NUL (domain.ID), a credential id can.
+	require.NotEqual(t, additionalData(domain.MustParseSessionID("ses_a"), "x\x00y"), additionalData(domain.MustParseSessionID("ses_a"), "x"))
 }

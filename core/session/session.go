@@ -69,14 +69,14 @@ type Session struct {
 	LastActive time.Time
 }
 
-// Validate checks the record before it is stored: a valid session id and
+// Validate checks the record before it is stored: a set session id and
 // networking policy, and credentials with non-empty unique ids and names
 // and what gatewire.ValidateBinding checks (a bounded secret, well-formed
 // hosts, known locations), so that its gate takes the config it maps to.
 // The error wraps ErrInvalid (or domain.ErrInvalidID) and names the field;
 // it never contains a secret.
 func (s Session) Validate() error {
-	if err := domain.ValidateSessionID(s.ID); err != nil {
+	if err := s.ID.Required(); err != nil {
 		return err
 	}
 	if err := s.Networking.Validate(); err != nil {

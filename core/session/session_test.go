@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const testSID = domain.ID("ses_0123456789abcdefghjkmnpq")
+var testSID = domain.MustParseSessionID("ses_0123456789abcdefghjkmnpq")
 
 func validSession() Session {
 	return Session{
@@ -34,8 +34,7 @@ func TestSessionValidate(t *testing.T) {
 		{"valid", func(*Session) {}, ""},
 		{"no credentials", func(s *Session) { s.Credentials = nil }, ""},
 		{"zero networking", func(s *Session) { s.Networking = domain.Networking{} }, ""},
-		{"empty id", func(s *Session) { s.ID = "" }, "session id is empty"},
-		{"bad id", func(s *Session) { s.ID = "Ses-1" }, "session id may hold only"},
+		{"empty id", func(s *Session) { s.ID = domain.ID{} }, "session id is empty"},
 		{"bad networking", func(s *Session) { s.Networking.Type = "open" }, "networking.type"},
 		{"too many credentials", func(s *Session) { s.Credentials = make([]Credential, gatewire.MaxCredentials+1) }, "credentials: 257 entries"},
 		{"empty credential id", func(s *Session) { s.Credentials[0].ID = "" }, "credentials[0].id"},

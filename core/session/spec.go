@@ -41,9 +41,6 @@ type Defaults struct {
 // (its ports.GateTokenIssuer). Errors wrap ErrInvalidRequest (or
 // domain.ErrInvalidID) and name the field.
 func BuildSpec(sid domain.ID, req Request, d Defaults) (sandbox.Spec, Session, error) {
-	if err := domain.ValidateSessionID(sid); err != nil {
-		return sandbox.Spec{}, Session{}, fmt.Errorf("%w: id: %w", ErrInvalidRequest, err)
-	}
 	if err := req.Validate(sid); err != nil {
 		return sandbox.Spec{}, Session{}, err
 	}

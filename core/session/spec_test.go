@@ -13,10 +13,9 @@ import (
 	"github.com/sandgate/sandgate/core/sandbox"
 )
 
-const (
-	sid    = domain.ID("ses_test")
-	secret = "ghp_0123456789abcdefSECRET"
-)
+const secret = "ghp_0123456789abcdefSECRET"
+
+var sid = domain.MustParseSessionID("ses_test")
 
 var defaults = Defaults{
 	Image: "debian:bookworm", GateImage: "sandgate/gate:dev",
@@ -138,7 +137,6 @@ func TestBuildSpecRefuses(t *testing.T) {
 		wantErr error
 		want    string
 	}{
-		{"bad id", "Bad-ID", Request{}, defaults, domain.ErrInvalidID, "id:"},
 		{"no image anywhere", sid, Request{}, Defaults{}, ErrInvalidRequest, "image: must not be empty"},
 		{"image with whitespace", sid, Request{Image: "a b"}, defaults, ErrInvalidRequest, "image \"a b\""},
 		{"relative workdir", sid, Request{Workdir: "src"}, defaults, ErrInvalidRequest, "workdir \"src\""},

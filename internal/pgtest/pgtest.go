@@ -44,7 +44,7 @@ func Database(t testing.TB) string {
 		t.Fatalf("postgres: %v", err)
 	}
 	t.Cleanup(func() { _ = admin.Close() })
-	name := "sandgate_test_" + strings.TrimPrefix(string(domain.NewID("db")), "db_")
+	name := "sandgate_test_" + strings.TrimPrefix(domain.NewID("db").String(), "db_")
 	if _, err := admin.ExecContext(context.Background(), "CREATE DATABASE "+name); err != nil {
 		t.Fatalf("the test server must answer and let us create a database: %v", err)
 	}

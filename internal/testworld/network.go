@@ -20,7 +20,7 @@ func (e *Env) createNetwork(t *testing.T) {
 	t.Helper()
 	ctx, cancel := ctxFor(t)
 	defer cancel()
-	e.Network = string(domain.NewID("sgnet"))
+	e.Network = domain.NewID("sgnet").String()
 	on := true
 	opts := network.CreateOptions{Driver: "bridge", Labels: e.Labels, EnableIPv6: &on,
 		IPAM: &network.IPAM{Config: []network.IPAMConfig{{Subnet: randomULA(t)}}}}

@@ -28,7 +28,7 @@ const (
 )
 
 // Hook runs when an operation is entered, with the call's context and
-// session ("" for Owned); a non-nil error is what the call returns.
+// session (the zero ID for Owned); a non-nil error is what the call returns.
 type Hook func(ctx context.Context, sid domain.ID) error
 
 // fault is an injected error and how many more calls it fails (< 0: every

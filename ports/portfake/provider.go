@@ -137,12 +137,12 @@ func (p *Provider) Attach(ctx context.Context, sid domain.ID) (ports.Sandbox, er
 
 // Owned lists every session with a sandbox, running or stopped, sorted.
 func (p *Provider) Owned(ctx context.Context) ([]domain.ID, error) {
-	if err := p.enter(ctx, OpOwned, ""); err != nil {
+	if err := p.enter(ctx, OpOwned, domain.ID{}); err != nil {
 		return nil, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return slices.Sorted(maps.Keys(p.boxes)), nil
+	return slices.SortedFunc(maps.Keys(p.boxes), domain.ID.Compare), nil
 }
 
 // Reap revokes through Tokens (its error aborts with nothing removed), then

@@ -43,7 +43,7 @@ func (i *issuer) Generate() string {
 func (i *issuer) Persist(_ context.Context, sid domain.ID, tok string) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	i.log = append(i.log, "persist "+string(sid)+" "+tok)
+	i.log = append(i.log, "persist "+sid.String()+" "+tok)
 	return i.persistErr
 }
 
@@ -51,7 +51,7 @@ func (i *issuer) Revoke(_ context.Context, sid domain.ID) error {
 	present := i.prov.Box(sid) != nil
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	i.log = append(i.log, "revoke "+string(sid))
+	i.log = append(i.log, "revoke "+sid.String())
 	i.boxAtRevoke = append(i.boxAtRevoke, present)
 	return i.revokeErr
 }
@@ -71,31 +71,31 @@ func TestProvisionAttachOwned(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	p := portfake.NewProvider()
-	_, err := p.Attach(ctx, "ses_b")
+	_, err := p.Attach(ctx, domain.MustParseSessionID("ses_b"))
 	require.ErrorIs(t, err, sandbox.ErrNotFound, "never provisioned")
 
-	sb, err := p.Provision(ctx, sandbox.Spec{SessionID: "ses_b"})
+	sb, err := p.Provision(ctx, sandbox.Spec{SessionID: domain.MustParseSessionID("ses_b")})
 	require.NoError(t, err)
 	require.Equal(t, "ctr-ses_b", sb.ID())
-	again, err := p.Provision(ctx, sandbox.Spec{SessionID: "ses_b"})
+	again, err := p.Provision(ctx, sandbox.Spec{SessionID: domain.MustParseSessionID("ses_b")})
 	require.NoError(t, err)
 	require.Same(t, sb, again, "a second provision adopts the sandbox")
-	got, err := p.Attach(ctx, "ses_b")
+	got, err := p.Attach(ctx, domain.MustParseSessionID("ses_b"))
 	require.NoError(t, err)
 	require.Same(t, sb, got)
 
-	p.Stop("ses_b")
-	p.Stop("ses_a") // an orphan: assets without a sandbox that ever ran
-	_, err = p.Attach(ctx, "ses_b")
+	p.Stop(domain.MustParseSessionID("ses_b"))
+	p.Stop(domain.MustParseSessionID("ses_a")) // an orphan: assets without a sandbox that ever ran
+	_, err = p.Attach(ctx, domain.MustParseSessionID("ses_b"))
 	require.ErrorIs(t, err, sandbox.ErrNotFound, "stopped")
 	owned, err := p.Owned(ctx)
 	require.NoError(t, err)
-	require.Equal(t, []domain.ID{"ses_a", "ses_b"}, owned, "running or stopped, sorted")
-	require.False(t, p.Box("ses_b").Running())
+	require.Equal(t, []domain.ID{domain.MustParseSessionID("ses_a"), domain.MustParseSessionID("ses_b")}, owned, "running or stopped, sorted")
+	require.False(t, p.Box(domain.MustParseSessionID("ses_b")).Running())
 
-	_, err = p.Provision(ctx, sandbox.Spec{SessionID: "ses_b"})
+	_, err = p.Provision(ctx, sandbox.Spec{SessionID: domain.MustParseSessionID("ses_b")})
 	require.NoError(t, err)
-	require.True(t, p.Box("ses_b").Running(), "a provision starts a stopped sandbox")
+	require.True(t, p.Box(domain.MustParseSessionID("ses_b")).Running(), "a provision starts a stopped sandbox")
 	require.Len(t, p.Specs(), 3)
 	require.Equal(t, 3, p.Calls(portfake.OpAttach), "refused calls included")
 	require.Equal(t, 1, p.MaxInFlight())
@@ -104,49 +104,49 @@ func TestProvisionAttachOwned(t *testing.T) {
 func TestGatedProvisionMintsThroughTheIssuer(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	_, err := portfake.NewProvider().Provision(ctx, gated("ses_a"))
+	_, err := portfake.NewProvider().Provision(ctx, gated(domain.MustParseSessionID("ses_a")))
 	require.ErrorIs(t, err, portfake.ErrNoIssuer, "a gated spec without an issuer is refused")
 
 	p, iss := withIssuer()
-	_, err = p.Provision(ctx, sandbox.Spec{SessionID: "ses_u"})
+	_, err = p.Provision(ctx, sandbox.Spec{SessionID: domain.MustParseSessionID("ses_u")})
 	require.NoError(t, err)
 	require.Empty(t, iss.log, "an ungated provision mints nothing")
-	_, err = p.Provision(ctx, gated("ses_a"))
+	_, err = p.Provision(ctx, gated(domain.MustParseSessionID("ses_a")))
 	require.NoError(t, err)
 	require.Equal(t, []string{"generate", "persist ses_a sgt_test"}, iss.log)
-	require.Equal(t, "sgt_test", p.Token("ses_a"))
+	require.Equal(t, "sgt_test", p.Token(domain.MustParseSessionID("ses_a")))
 
 	boom := errors.New("store down")
 	iss.persistErr = boom
-	_, err = p.Provision(ctx, gated("ses_c"))
+	_, err = p.Provision(ctx, gated(domain.MustParseSessionID("ses_c")))
 	require.ErrorIs(t, err, boom)
-	require.Nil(t, p.Box("ses_c"), "nothing is left of a failed mint")
-	require.Empty(t, p.Token("ses_c"))
+	require.Nil(t, p.Box(domain.MustParseSessionID("ses_c")), "nothing is left of a failed mint")
+	require.Empty(t, p.Token(domain.MustParseSessionID("ses_c")))
 }
 
 func TestReapRevokesFirst(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	p, iss := withIssuer()
-	sb, err := p.Provision(ctx, gated("ses_a"))
+	sb, err := p.Provision(ctx, gated(domain.MustParseSessionID("ses_a")))
 	require.NoError(t, err)
 
 	boom := errors.New("revoke failed")
 	iss.revokeErr = boom
-	require.ErrorIs(t, p.Reap(ctx, "ses_a"), boom)
-	require.NotNil(t, p.Box("ses_a"), "a failed revoke removes nothing")
+	require.ErrorIs(t, p.Reap(ctx, domain.MustParseSessionID("ses_a")), boom)
+	require.NotNil(t, p.Box(domain.MustParseSessionID("ses_a")), "a failed revoke removes nothing")
 	require.Empty(t, p.Reaped())
 
 	iss.revokeErr = nil
-	require.NoError(t, p.Reap(ctx, "ses_a"))
+	require.NoError(t, p.Reap(ctx, domain.MustParseSessionID("ses_a")))
 	require.Equal(t, []bool{true, true}, iss.boxAtRevoke, "the token is revoked while the sandbox exists")
-	require.Equal(t, []domain.ID{"ses_a"}, p.Reaped())
-	require.Nil(t, p.Box("ses_a"))
-	require.Empty(t, p.Token("ses_a"))
+	require.Equal(t, []domain.ID{domain.MustParseSessionID("ses_a")}, p.Reaped())
+	require.Nil(t, p.Box(domain.MustParseSessionID("ses_a")))
+	require.Empty(t, p.Token(domain.MustParseSessionID("ses_a")))
 	_, err = sb.Exec(ctx, sandbox.ExecRequest{Command: "true"})
 	require.ErrorIs(t, err, sandbox.ErrNotFound, "a reaped sandbox's handle is dead")
 	require.ErrorIs(t, sb.WriteFiles(ctx, nil), sandbox.ErrNotFound)
-	require.NoError(t, p.Reap(ctx, "ses_none"), "reaping nothing is a no-op")
+	require.NoError(t, p.Reap(ctx, domain.MustParseSessionID("ses_none")), "reaping nothing is a no-op")
 }
 
 func TestFailAndFailNext(t *testing.T) {
@@ -156,11 +156,11 @@ func TestFailAndFailNext(t *testing.T) {
 	boom := errors.New("boom")
 	p.FailNext(portfake.OpProvision, 2, boom)
 	for range 2 {
-		_, err := p.Provision(ctx, sandbox.Spec{SessionID: "ses_a"})
+		_, err := p.Provision(ctx, sandbox.Spec{SessionID: domain.MustParseSessionID("ses_a")})
 		require.ErrorIs(t, err, boom)
 	}
-	require.Nil(t, p.Box("ses_a"), "a failed provision creates nothing")
-	sb, err := p.Provision(ctx, sandbox.Spec{SessionID: "ses_a"})
+	require.Nil(t, p.Box(domain.MustParseSessionID("ses_a")), "a failed provision creates nothing")
+	sb, err := p.Provision(ctx, sandbox.Spec{SessionID: domain.MustParseSessionID("ses_a")})
 	require.NoError(t, err, "the third one passes")
 	require.Equal(t, 3, p.Calls(portfake.OpProvision), "failed calls are counted")
 	require.Len(t, p.Specs(), 3, "and recorded")
@@ -169,13 +169,13 @@ func TestFailAndFailNext(t *testing.T) {
 	for range 3 {
 		require.ErrorIs(t, sb.WriteFiles(ctx, []sandbox.FileWrite{{Path: "/w/a", Data: []byte("a")}}), boom)
 	}
-	require.Nil(t, p.Box("ses_a").File("/w/a"))
+	require.Nil(t, p.Box(domain.MustParseSessionID("ses_a")).File("/w/a"))
 	p.Fail(portfake.OpWriteFiles, nil)
 	require.NoError(t, sb.WriteFiles(ctx, []sandbox.FileWrite{{Path: "/w/a", Data: []byte("a")}}))
-	require.Equal(t, "a", string(p.Box("ses_a").File("/w/a")))
+	require.Equal(t, "a", string(p.Box(domain.MustParseSessionID("ses_a")).File("/w/a")))
 
 	p.Fail(portfake.OpExport, boom)
-	_, err = p.Export(ctx, "ses_a", "/w")
+	_, err = p.Export(ctx, domain.MustParseSessionID("ses_a"), "/w")
 	require.ErrorIs(t, err, boom)
 	p.Fail(portfake.OpOwned, boom)
 	_, err = p.Owned(ctx)
@@ -187,7 +187,7 @@ func TestHookRunsFirstAndItsErrorIsTheAnswer(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	p := portfake.NewProvider()
-	sb, err := p.Provision(ctx, sandbox.Spec{SessionID: "ses_a"})
+	sb, err := p.Provision(ctx, sandbox.Spec{SessionID: domain.MustParseSessionID("ses_a")})
 	require.NoError(t, err)
 	var seen []domain.ID
 	p.Hook(portfake.OpExec, func(_ context.Context, sid domain.ID) error {
@@ -196,13 +196,13 @@ func TestHookRunsFirstAndItsErrorIsTheAnswer(t *testing.T) {
 	})
 	_, err = sb.Exec(ctx, sandbox.ExecRequest{Command: "true"})
 	require.NoError(t, err)
-	require.Equal(t, []domain.ID{"ses_a"}, seen, "a sandbox's hook gets its session")
+	require.Equal(t, []domain.ID{domain.MustParseSessionID("ses_a")}, seen, "a sandbox's hook gets its session")
 
 	boom := errors.New("hooked")
 	p.Hook(portfake.OpExec, func(context.Context, domain.ID) error { return boom })
 	_, err = sb.Exec(ctx, sandbox.ExecRequest{Command: "true"})
 	require.ErrorIs(t, err, boom)
-	require.Len(t, p.Box("ses_a").Execs(), 1, "a refused exec is not run")
+	require.Len(t, p.Box(domain.MustParseSessionID("ses_a")).Execs(), 1, "a refused exec is not run")
 	p.Hook(portfake.OpExec, nil)
 	_, err = sb.Exec(ctx, sandbox.ExecRequest{Command: "true"})
 	require.NoError(t, err)
@@ -214,7 +214,7 @@ func TestGateHoldsUntilReleased(t *testing.T) {
 	gate := portfake.NewGate()
 	p.Hook(portfake.OpProvision, gate.Hook)
 	done := make(chan error, 2)
-	for _, sid := range []domain.ID{"ses_a", "ses_a"} {
+	for _, sid := range []domain.ID{domain.MustParseSessionID("ses_a"), domain.MustParseSessionID("ses_a")} {
 		go func() {
 			_, err := p.Provision(context.Background(), sandbox.Spec{SessionID: sid})
 			done <- err
@@ -223,7 +223,7 @@ func TestGateHoldsUntilReleased(t *testing.T) {
 	for range 2 {
 		select {
 		case sid := <-gate.Entered():
-			require.Equal(t, domain.ID("ses_a"), sid)
+			require.Equal(t, domain.MustParseSessionID("ses_a"), sid)
 		case <-time.After(5 * time.Second):
 			t.Fatal("no provision reached the gate")
 		}
@@ -238,7 +238,7 @@ func TestGateHoldsUntilReleased(t *testing.T) {
 	gate.Release() // twice is fine
 	require.NoError(t, <-done)
 	require.NoError(t, <-done)
-	require.NotNil(t, p.Box("ses_a"))
+	require.NotNil(t, p.Box(domain.MustParseSessionID("ses_a")))
 }
 
 func TestGateReportsACancelledWait(t *testing.T) {
@@ -250,7 +250,7 @@ func TestGateReportsACancelledWait(t *testing.T) {
 	defer cancel()
 	_, err := p.Owned(ctx)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.Equal(t, domain.ID(""), <-gate.Entered(), "Owned has no session")
+	require.Equal(t, domain.ID{}, <-gate.Entered(), "Owned has no session")
 	select {
 	case <-gate.Cancelled():
 	default:
@@ -262,7 +262,7 @@ func TestSandboxFilesExecAndExport(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	p := portfake.NewProvider()
-	sb, err := p.Provision(ctx, sandbox.Spec{SessionID: "ses_a"})
+	sb, err := p.Provision(ctx, sandbox.Spec{SessionID: domain.MustParseSessionID("ses_a")})
 	require.NoError(t, err)
 
 	res, err := sb.Exec(ctx, sandbox.ExecRequest{Command: "echo hi"})
@@ -271,7 +271,7 @@ func TestSandboxFilesExecAndExport(t *testing.T) {
 	res, err = sb.Exec(ctx, sandbox.ExecRequest{Command: "set -e\ntrue"})
 	require.NoError(t, err)
 	require.Equal(t, sandbox.ExecResult{}, res, "a restore script succeeds")
-	require.Len(t, p.Box("ses_a").Execs(), 2)
+	require.Len(t, p.Box(domain.MustParseSessionID("ses_a")).Execs(), 2)
 
 	require.NoError(t, sb.WriteFile(ctx, "/w/a.txt", []byte("alpha")))
 	require.NoError(t, sb.WriteFileStream(ctx, "/w/d/run.sh", io.MultiReader(
@@ -288,10 +288,10 @@ func TestSandboxFilesExecAndExport(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(5), n)
 	require.NoError(t, rc.Close())
-	require.Equal(t, []byte{}, p.Box("ses_a").File("/w/empty"), "an empty member is an empty file")
+	require.Equal(t, []byte{}, p.Box(domain.MustParseSessionID("ses_a")).File("/w/empty"), "an empty member is an empty file")
 
-	p.Stop("ses_a")
-	rc, err = p.Export(ctx, "ses_a", "/w")
+	p.Stop(domain.MustParseSessionID("ses_a"))
+	rc, err = p.Export(ctx, domain.MustParseSessionID("ses_a"), "/w")
 	require.NoError(t, err, "a stopped sandbox exports too")
 	defer func() { _ = rc.Close() }()
 	var members []string
@@ -305,6 +305,6 @@ func TestSandboxFilesExecAndExport(t *testing.T) {
 		members = append(members, h.Name+" "+h.FileInfo().Mode().Perm().String())
 	}
 	require.Equal(t, []string{"w/ -rwxr-xr-x", "w/a.txt -rw-r--r--", "w/d/run.sh -rwxr-xr-x", "w/empty -rw-r--r--"}, members)
-	_, err = p.Export(ctx, "ses_none", "/w")
+	_, err = p.Export(ctx, domain.MustParseSessionID("ses_none"), "/w")
 	require.ErrorIs(t, err, sandbox.ErrNotFound)
 }

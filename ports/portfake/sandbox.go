@@ -32,7 +32,7 @@ type Sandbox struct {
 var _ ports.Sandbox = (*Sandbox)(nil)
 
 func newSandbox(p *Provider, sid domain.ID) *Sandbox {
-	return &Sandbox{id: "ctr-" + string(sid), sid: sid, prov: p, files: map[string][]byte{}}
+	return &Sandbox{id: "ctr-" + sid.String(), sid: sid, prov: p, files: map[string][]byte{}}
 }
 
 // ID is "ctr-" and the session id.

@@ -83,7 +83,7 @@ func (f *Service) record(call string) error {
 // Provision validates req as the real service does (its errors name the
 // field), records it and answers Info(sid).
 func (f *Service) Provision(_ context.Context, sid domain.ID, req session.Request) (ports.SessionInfo, error) {
-	if err := f.record("provision " + string(sid)); err != nil {
+	if err := f.record("provision " + sid.String()); err != nil {
 		return ports.SessionInfo{}, err
 	}
 	if err := req.Validate(sid); err != nil {
@@ -97,7 +97,7 @@ func (f *Service) Provision(_ context.Context, sid domain.ID, req session.Reques
 
 // Get answers Info(sid).
 func (f *Service) Get(_ context.Context, sid domain.ID) (ports.SessionInfo, error) {
-	if err := f.record("get " + string(sid)); err != nil {
+	if err := f.record("get " + sid.String()); err != nil {
 		return ports.SessionInfo{}, err
 	}
 	return Info(sid), nil
@@ -105,7 +105,7 @@ func (f *Service) Get(_ context.Context, sid domain.ID) (ports.SessionInfo, erro
 
 // Delete records the checkpoint flag of a delete it accepts.
 func (f *Service) Delete(_ context.Context, sid domain.ID, checkpoint bool) error {
-	if err := f.record("delete " + string(sid)); err != nil {
+	if err := f.record("delete " + sid.String()); err != nil {
 		return err
 	}
 	if checkpoint && f.NoCheckpoints {
@@ -127,7 +127,7 @@ func (f *Service) List(context.Context) ([]ports.SessionInfo, error) {
 
 // Exec records req and answers ExecResult.
 func (f *Service) Exec(_ context.Context, sid domain.ID, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
-	if err := f.record("exec " + string(sid)); err != nil {
+	if err := f.record("exec " + sid.String()); err != nil {
 		return sandbox.ExecResult{}, err
 	}
 	f.mu.Lock()
@@ -139,7 +139,7 @@ func (f *Service) Exec(_ context.Context, sid domain.ID, req sandbox.ExecRequest
 // ReadFile records maxBytes and streams Source, else the stored file (its
 // size plus Overstate), else answers sandbox.ErrFileNotExist.
 func (f *Service) ReadFile(_ context.Context, sid domain.ID, path string, maxBytes int64) (io.ReadCloser, int64, error) {
-	if err := f.record("read " + string(sid) + " " + path); err != nil {
+	if err := f.record("read " + sid.String() + " " + path); err != nil {
 		return nil, 0, err
 	}
 	f.mu.Lock()
@@ -159,7 +159,7 @@ func (f *Service) ReadFile(_ context.Context, sid domain.ID, path string, maxByt
 // WriteFile hands src to Sink, else stores it: exactly size bytes, or
 // ErrShortWrite with nothing stored.
 func (f *Service) WriteFile(_ context.Context, sid domain.ID, path string, src io.Reader, size int64) error {
-	if err := f.record("write " + string(sid) + " " + path); err != nil {
+	if err := f.record("write " + sid.String() + " " + path); err != nil {
 		return err
 	}
 	if f.Sink != nil {
@@ -178,7 +178,7 @@ func (f *Service) WriteFile(_ context.Context, sid domain.ID, path string, src i
 
 // WriteFiles records the batch.
 func (f *Service) WriteFiles(_ context.Context, sid domain.ID, files []sandbox.FileWrite) error {
-	if err := f.record("batch " + string(sid)); err != nil {
+	if err := f.record("batch " + sid.String()); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -189,7 +189,7 @@ func (f *Service) WriteFiles(_ context.Context, sid domain.ID, files []sandbox.F
 
 // Export streams ExportSource, else "tar:" and root.
 func (f *Service) Export(_ context.Context, sid domain.ID, root string) (io.ReadCloser, error) {
-	if err := f.record("export " + string(sid) + " " + root); err != nil {
+	if err := f.record("export " + sid.String() + " " + root); err != nil {
 		return nil, err
 	}
 	if f.ExportSource != nil {

@@ -327,3 +327,16 @@ func requireNoHandle(t *testing.T, sb ports.Sandbox, what string) {
 		t.Fatalf("%s returned a handle (%T) with its error", what, sb)
 	}
 }
+
+// unrepresentable requires that none of ids parses as a session id. A bad
+// id was once a row of its own against each port; domain.ID makes it
+// unrepresentable (a non-zero ID is valid by construction), so the port's
+// refusal became a compile-time guarantee and the rows keep only the zero
+// ID, plus this check that the edges' parse refuses the old values.
+func unrepresentable(t *testing.T, ids ...string) {
+	t.Helper()
+	for _, s := range ids {
+		_, err := domain.ParseSessionID(s)
+		require.ErrorIs(t, err, domain.ErrInvalidID, "%q", s)
+	}
+}

@@ -20,24 +20,20 @@ func valRows() []row {
 			refused(t, s, sandbox.Spec{Image: s.h.Image}, "session")
 		}},
 		{"C-VAL-1/bad-session-id-chars", func(t *testing.T, s *suite) {
-			for _, id := range []domain.ID{"Ses_UPPER", "ses-dash", "ses_../x", "ses x", "_ses", "ses;rm"} {
-				sb, err := s.h.Provider.Provision(ctx(t), sandbox.Spec{SessionID: id, Image: s.h.Image})
-				require.Error(t, err, "session id %q", id)
-				requireNoHandle(t, sb, "the call")
-				require.NotContains(t, s.owned(t), id)
-			}
+			// A Spec cannot carry these: see unrepresentable.
+			unrepresentable(t, "Ses_UPPER", "ses-dash", "ses_../x", "ses x", "_ses", "ses;rm")
 		}},
 		{"C-VAL-1/invalid-id-refused-by-every-method", func(t *testing.T, s *suite) {
 			p := s.h.Provider
-			for _, id := range []domain.ID{"", "Bad ID"} {
-				sb, err := p.Attach(ctx(t), id)
-				require.Error(t, err, "attach %q", id)
-				requireNoHandle(t, sb, "the call")
-				require.Error(t, p.Reap(ctx(t), id), "reap %q", id)
-				rc, err := p.Export(ctx(t), id, "/workspace")
-				require.Error(t, err, "export %q", id)
-				require.Nil(t, rc)
-			}
+			unrepresentable(t, "Bad ID")
+			var unset domain.ID
+			sb, err := p.Attach(ctx(t), unset)
+			require.Error(t, err, "attach the zero id")
+			requireNoHandle(t, sb, "the call")
+			require.Error(t, p.Reap(ctx(t), unset), "reap the zero id")
+			rc, err := p.Export(ctx(t), unset, "/workspace")
+			require.Error(t, err, "export the zero id")
+			require.Nil(t, rc)
 		}},
 		{"C-VAL-1/empty-image", func(t *testing.T, s *suite) {
 			id := s.sid(t)

@@ -63,13 +63,11 @@ type Authority struct {
 
 // New mints a CA for the hosts of the given allowed_hosts patterns (the union
 // over all credentials of the config in force when the gate first becomes
-// ready). sessionID goes into the subject CN ("sandgate session <id>") and
-// must be a valid session id. An empty pattern list yields a CA under which
-// no name and no address verifies.
-func New(sessionID string, permitted []egress.Pattern) (*Authority, error) {
-	if err := domain.ValidateSessionID(domain.ID(sessionID)); err != nil {
-		return nil, fmt.Errorf("ca: sessionID: %w", err)
-	}
+// ready). sessionID goes into the subject CN ("sandgate session <id>"); it
+// is valid by construction (domain.ID) and set (proxy.New refuses the zero
+// id). An empty pattern list yields a CA under which no name and no address
+// verifies.
+func New(sessionID domain.ID, permitted []egress.Pattern) (*Authority, error) {
 	nc, err := constraintsFor(permitted)
 	if err != nil {
 		return nil, err
@@ -89,7 +87,7 @@ func New(sessionID string, permitted []egress.Pattern) (*Authority, error) {
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
-		Subject:               pkix.Name{Organization: []string{"sandgate"}, CommonName: "sandgate session " + sessionID},
+		Subject:               pkix.Name{Organization: []string{"sandgate"}, CommonName: "sandgate session " + sessionID.String()},
 		NotBefore:             now.Add(-clockSkew),
 		NotAfter:              now.Add(Validity),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,

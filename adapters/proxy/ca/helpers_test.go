@@ -11,10 +11,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
 )
 
 const testSession = "ses_0123456789abcdefghjkmnpq"
+
+var testSID = domain.MustParseSessionID(testSession)
 
 // patterns parses allowed_hosts entries.
 func patterns(t testing.TB, entries ...string) []egress.Pattern {
@@ -31,7 +34,7 @@ func patterns(t testing.TB, entries ...string) []egress.Pattern {
 // newCA mints an Authority for entries.
 func newCA(t testing.TB, entries ...string) *Authority {
 	t.Helper()
-	a, err := New(testSession, patterns(t, entries...))
+	a, err := New(testSID, patterns(t, entries...))
 	require.NoError(t, err)
 	return a
 }

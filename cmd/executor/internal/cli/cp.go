@@ -23,11 +23,15 @@ type remote struct {
 // colon and an absolute path. Anything else is local (write ./a:/b for a
 // local file whose name looks remote).
 func parseRemote(arg string) (remote, bool) {
-	sid, p, ok := strings.Cut(arg, ":")
-	if !ok || !strings.HasPrefix(p, "/") || domain.ValidateSessionID(domain.ID(sid)) != nil {
+	s, p, ok := strings.Cut(arg, ":")
+	if !ok || !strings.HasPrefix(p, "/") {
 		return remote{}, false
 	}
-	return remote{domain.ID(sid), p}, true
+	sid, err := domain.ParseSessionID(s)
+	if err != nil {
+		return remote{}, false
+	}
+	return remote{sid, p}, true
 }
 
 // cpJSON is cp's --json output.
@@ -67,7 +71,7 @@ func runCp(ctx context.Context, s *Streams, args []string) error {
 	if toRemote {
 		n, err = upload(ctx, s, cl, pos[0], &to)
 		err = call{url: c.baseURL(s), sid: to.sid, path: to.path}.explain(err)
-		dst = string(to.sid) + ":" + to.path
+		dst = to.sid.String() + ":" + to.path
 	} else {
 		n, dst, err = download(ctx, s, cl, from, dst)
 		err = call{url: c.baseURL(s), sid: from.sid, path: from.path}.explain(err)

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandgate/sandgate/core/domain"
 )
 
 // tenMiB is random content over the progress threshold.
@@ -33,7 +35,7 @@ func TestCpUploadFileWithProgress(t *testing.T) {
 	r := h.run("cp", src, "s1:/workspace/in/", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.JSONEq(t, `{"source":"`+src+`","destination":"s1:/workspace/in/big.bin","bytes":10485760}`, r.stdout)
-	require.True(t, bytes.Equal(data, h.svc.File("s1", "/workspace/in/big.bin")), "the file arrives whole, under its base name")
+	require.True(t, bytes.Equal(data, h.svc.File(domain.MustParseSessionID("s1"), "/workspace/in/big.bin")), "the file arrives whole, under its base name")
 	require.Equal(t, []string{"write s1 /workspace/in/big.bin"}, h.svc.Calls())
 	require.True(t, strings.HasPrefix(r.stderr, "\rupload ["), r.stderr)
 	require.True(t, strings.HasSuffix(r.stderr, "\rupload [==============================] 100% 10.0 MiB / 10.0 MiB\n"), r.stderr)
@@ -45,7 +47,7 @@ func TestCpDownloadFileWithProgress(t *testing.T) {
 	h := newHarness(t)
 	h.terminal = true
 	data := tenMiB(t)
-	h.svc.Put("s1", "/workspace/out.bin", data)
+	h.svc.Put(domain.MustParseSessionID("s1"), "/workspace/out.bin", data)
 	dir := t.TempDir()
 
 	r := h.run("cp", "s1:/workspace/out.bin", dir)
@@ -63,14 +65,14 @@ func TestCpDownloadFileWithProgress(t *testing.T) {
 func TestCpNoProgressWithoutTerminalOrForSmallFiles(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.svc.Put("s1", "/big", tenMiB(t))
+	h.svc.Put(domain.MustParseSessionID("s1"), "/big", tenMiB(t))
 	r := h.run("cp", "s1:/big", "-")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Empty(t, r.stderr, "stderr is no terminal")
-	require.True(t, bytes.Equal(h.svc.File("s1", "/big"), []byte(r.stdout)))
+	require.True(t, bytes.Equal(h.svc.File(domain.MustParseSessionID("s1"), "/big"), []byte(r.stdout)))
 
 	h.terminal = true
-	h.svc.Put("s1", "/small", []byte("hello"))
+	h.svc.Put(domain.MustParseSessionID("s1"), "/small", []byte("hello"))
 	r = h.run("cp", "s1:/small", "-")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, "hello", r.stdout)
@@ -92,14 +94,14 @@ func TestCpUploadFromStdin(t *testing.T) {
 		r := h.run("cp", "--json", "-", "s1:/workspace/x")
 		require.Equal(t, 0, r.code, name+": "+r.stderr)
 		require.JSONEq(t, `{"source":"-","destination":"s1:/workspace/x","bytes":10485760}`, r.stdout, name)
-		require.True(t, bytes.Equal(data, h.svc.File("s1", "/workspace/x")), name)
+		require.True(t, bytes.Equal(data, h.svc.File(domain.MustParseSessionID("s1"), "/workspace/x")), name)
 	}
 }
 
 func TestCpDownloadJSONAndFailureLeavesNoFile(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.svc.Put("s1", "/a", []byte("abc"))
+	h.svc.Put(domain.MustParseSessionID("s1"), "/a", []byte("abc"))
 	dst := filepath.Join(t.TempDir(), "a.copy")
 	r := h.run("cp", "s1:/a", dst, "--json")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -121,7 +123,7 @@ func TestCpDownloadJSONAndFailureLeavesNoFile(t *testing.T) {
 func TestCpBrokenDownloadLeavesNoFile(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.svc.Put("s1", "/a", []byte("abc"))
+	h.svc.Put(domain.MustParseSessionID("s1"), "/a", []byte("abc"))
 	h.svc.Overstate = 5
 	dir := t.TempDir()
 	r := h.run("cp", "s1:/a", filepath.Join(dir, "a"))

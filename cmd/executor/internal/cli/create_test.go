@@ -48,7 +48,7 @@ func TestCreateJSON(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	var got httpapi.SessionResponse
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
-	require.Equal(t, portfake.Info("s1"), got.Info())
+	require.Equal(t, portfake.Info(domain.MustParseSessionID("s1")), got.Info())
 	require.Contains(t, r.stdout, `"sandbox_id": "ctr1"`, "the API's keys")
 	require.Equal(t, session.Request{}, h.svc.Request(), "no flag means the executor's defaults, unrestricted")
 }

@@ -64,6 +64,6 @@ func (c call) explainAPI(ae *httpapi.APIError) string {
 	if !ok {
 		tmpl = "the executor answered HTTP {status} {code}: {msg}"
 	}
-	return strings.NewReplacer("{sid}", string(c.sid), "{path}", c.path, "{url}", c.url, "{msg}", ae.Message,
+	return strings.NewReplacer("{sid}", c.sid.String(), "{path}", c.path, "{url}", c.url, "{msg}", ae.Message,
 		"{status}", strconv.Itoa(ae.Status), "{code}", ae.Code).Replace(tmpl)
 }

@@ -121,12 +121,12 @@ func firstNonEmpty(v ...string) string {
 	return ""
 }
 
-// sessionArg validates a session id argument before any call, as the server
-// would (domain.ValidateSessionID).
+// sessionArg parses a session id argument before any call, as the server
+// would (domain.ParseSessionID): the CLI's edge.
 func sessionArg(s string) (domain.ID, error) {
-	id := domain.ID(s)
-	if err := domain.ValidateSessionID(id); err != nil {
-		return "", usagef("session: %s", err)
+	id, err := domain.ParseSessionID(s)
+	if err != nil {
+		return domain.ID{}, usagef("session: %s", err)
 	}
 	return id, nil
 }
@@ -144,10 +144,10 @@ func exactArgs(pos []string, names ...string) error {
 func sessionOnly(fs *flag.FlagSet, s *Streams, args []string) (domain.ID, error) {
 	pos, err := parseArgs(fs, s, args)
 	if err != nil {
-		return "", err
+		return domain.ID{}, err
 	}
 	if err := exactArgs(pos, "SESSION"); err != nil {
-		return "", err
+		return domain.ID{}, err
 	}
 	return sessionArg(pos[0])
 }

@@ -39,7 +39,7 @@ func TestLs(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.JSONEq(t, `{"sessions":[]}`, r.stdout)
 
-	h.svc.Infos = []ports.SessionInfo{portfake.Info("s1"), {ID: "s2", State: ports.StateStopped}, {ID: "s3", State: ports.StateRunning,
+	h.svc.Infos = []ports.SessionInfo{portfake.Info(domain.MustParseSessionID("s1")), {ID: domain.MustParseSessionID("s2"), State: ports.StateStopped}, {ID: domain.MustParseSessionID("s3"), State: ports.StateRunning,
 		Image: "i", Networking: &domain.Networking{Type: domain.NetUnrestricted}}}
 	r = h.run("ls")
 	require.Equal(t, 0, r.code, r.stderr)

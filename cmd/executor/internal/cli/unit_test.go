@@ -8,11 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/adapters/httpapi"
+	"github.com/sandgate/sandgate/core/domain"
 )
 
 func TestExplainCodesTheClientCannotProvoke(t *testing.T) {
 	t.Parallel()
-	c := call{url: "http://h:1", sid: "s1", path: "/p"}
+	c := call{url: "http://h:1", sid: domain.MustParseSessionID("s1"), path: "/p"}
 	for _, tc := range []struct {
 		ae   httpapi.APIError
 		want string
