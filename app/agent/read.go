@@ -18,8 +18,11 @@ import (
 // marked invalid ("/" stays ErrIsDirectory, what the sandbox would answer).
 func checkFilePath(p string) error {
 	err := sandbox.CheckFilePath(p)
-	if err == nil || errors.Is(err, sandbox.ErrIsDirectory) {
-		return err
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, sandbox.ErrIsDirectory):
+		return fault(p, sandbox.ErrIsDirectory, "")
 	}
 	return fmt.Errorf("%w: %w", errInvalid, err)
 }
