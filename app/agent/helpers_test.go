@@ -8,9 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +16,7 @@ import (
 
 	"github.com/sandgate/sandgate/app/agent"
 	"github.com/sandgate/sandgate/core/agentwire"
+	"github.com/sandgate/sandgate/internal/proctest"
 )
 
 // newServer serves a fresh agent on a loopback listener: a real HTTP
@@ -95,16 +93,8 @@ func readEvents(t *testing.T, r io.Reader, seen func(agentwire.ExecEvent)) execR
 	return res
 }
 
-// gone reports whether pid has exited (a zombie counts: it runs no more).
-func gone(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
-}
+// gone reports whether pid runs no more.
+func gone(pid int) bool { return !proctest.Alive(pid) }
 
 // killGroupAtCleanup SIGKILLs process group pgid when the test ends, so a
 // straggler a test left on purpose does not outlive it.
