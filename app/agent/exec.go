@@ -115,7 +115,12 @@ type run struct {
 	chunks   chan chunk
 	quit     chan struct{}
 	waited   chan struct{}
-	expiry   *expiry
+	// reaped and emptied are when the leader was reaped and when its group
+	// was first seen empty, taken where it happens (not where the output
+	// loop notices it, which a slow caller can delay): the evidence of
+	// FinishedMillis. Each is written before its channel is closed.
+	reaped, emptied time.Duration
+	expiry          *expiry
 }
 
 // start spawns `/bin/bash -c CMD` with stdin /dev/null, in Workdir, in a
@@ -150,7 +155,11 @@ func (s *Server) start(req agentwire.ExecRequest) (*run, error) {
 	if rn.deadline > 0 {
 		rn.expiry = newExpiry(rn.pid, rn.deadline-time.Since(rn.started))
 	}
-	go func() { _ = cmd.Wait(); close(rn.waited) }()
+	go func() {
+		_ = cmd.Wait()
+		rn.reaped = time.Since(rn.started)
+		close(rn.waited)
+	}()
 	for i := range rn.pumps {
 		rn.pumps[i] = newPump(pipes[i][0], i == 1)
 		go rn.pumps[i].run(rn.chunks, rn.quit)
@@ -181,34 +190,47 @@ func closeAll(pipes [2][2]*os.File) {
 // once.
 func (rn *run) wait(ctx context.Context, out *eventWriter) agentwire.ExecExit {
 	defer close(rn.quit)
-	defer rn.s.untrack(rn.pid)
-	if !rn.forward(ctx, out, rn.waited) {
+	finished, ok := rn.finish(ctx, out)
+	// Untracked once finished: what the command left running is no longer
+	// the agent's to kill, not even when its stdin ends.
+	rn.s.untrack(rn.pid)
+	if !ok {
 		return agentwire.ExecExit{}
-	}
-	finished := time.Since(rn.started)
-	code := exitCode(rn.cmd.ProcessState)
-	if rn.deadline > 0 && sandbox.NeedsGroupCheck(code) {
-		// The command may have killed its leader and run on: it is finished
-		// when its group is first seen empty (zombies do not count), and the
-		// deadline still kills the group.
-		if !rn.forward(ctx, out, rn.groupGone()) {
-			return agentwire.ExecExit{}
-		}
-		finished = time.Since(rn.started)
 	}
 	killed := rn.expiry.stop()
 	end := time.Now().Add(drainMax)
 	for _, p := range rn.pumps {
 		p.drain(end)
 	}
-	rn.forward(ctx, out, rn.pumpsStopped())
+	// The drain ignores the caller's departure: it is bounded, and the
+	// stragglers it may meet are the command's to keep.
+	rn.forward(context.Background(), out, rn.pumpsStopped())
 	select { // a mark not relayed yet
 	case <-rn.expiry.markC():
 		rn.sendMark(out)
 	default:
 	}
-	return agentwire.ExecExit{Code: code, FinishedMillis: finished.Milliseconds(), Killed: killed,
-		Truncated: out.truncated}
+	return agentwire.ExecExit{Code: exitCode(rn.cmd.ProcessState), FinishedMillis: finished.Milliseconds(),
+		Killed: killed, Truncated: out.truncated}
+}
+
+// finish relays output until the command is finished and returns when it
+// was: the leader's reaping, or — when the leader died of a signal under a
+// deadline, so the command may have killed its leader and run on — the
+// moment its group was first seen empty (zombies do not count), the
+// deadline still killing the group. ok is false when the caller went away
+// first (the group is then killed).
+func (rn *run) finish(ctx context.Context, out *eventWriter) (time.Duration, bool) {
+	if !rn.forward(ctx, out, rn.waited) {
+		return 0, false
+	}
+	if rn.deadline <= 0 || !sandbox.NeedsGroupCheck(exitCode(rn.cmd.ProcessState)) {
+		return rn.reaped, true
+	}
+	if !rn.forward(ctx, out, rn.groupGone()) {
+		return 0, false
+	}
+	return rn.emptied, true
 }
 
 // forward relays output and the deadline mark until until is closed. It
@@ -250,6 +272,7 @@ func (rn *run) groupGone() <-chan struct{} {
 				return
 			}
 		}
+		rn.emptied = time.Since(rn.started)
 	}()
 	return gone
 }

@@ -99,6 +99,21 @@ func (a *agentProc) exec(t *testing.T, ctx context.Context, req agentwire.ExecRe
 	return json.NewDecoder(bufio.NewReader(resp.Body))
 }
 
+// sleeper runs a command that waits on a background sleep and returns the
+// sleep's pid, running.
+func (a *agentProc) sleeper(t *testing.T, ctx context.Context) int {
+	t.Helper()
+	dec := a.exec(t, ctx, agentwire.ExecRequest{Command: `sleep 30 & echo $!; wait`})
+	var ev agentwire.ExecEvent
+	require.NoError(t, dec.Decode(&ev))
+	require.NotZero(t, ev.Pid, "the pid comes first")
+	require.NoError(t, dec.Decode(&ev))
+	child, err := strconv.Atoi(strings.TrimSpace(string(ev.Stdout)))
+	require.NoError(t, err)
+	require.True(t, proctest.Alive(child))
+	return child
+}
+
 // collect reads events to the exit: stdout, stderr, the exit.
 func collect(t *testing.T, dec *json.Decoder) (pid int, stdout, stderr string, exit agentwire.ExecExit) {
 	t.Helper()
@@ -165,14 +180,7 @@ func TestServeOverYamux(t *testing.T) {
 func TestStdinEOFKillsCommandsAndExits(t *testing.T) {
 	t.Parallel()
 	a := startAgent(t, nil)
-	dec := a.exec(t, context.Background(), agentwire.ExecRequest{Command: `sleep 30 & echo $!; wait`})
-	var ev agentwire.ExecEvent
-	require.NoError(t, dec.Decode(&ev))
-	require.NotZero(t, ev.Pid)
-	require.NoError(t, dec.Decode(&ev))
-	child, err := strconv.Atoi(strings.TrimSpace(string(ev.Stdout)))
-	require.NoError(t, err)
-	require.True(t, proctest.Alive(child))
+	child := a.sleeper(t, context.Background())
 
 	require.NoError(t, a.stdin.Close())
 	select {
@@ -250,4 +258,20 @@ func wireError(t *testing.T, resp *http.Response, status int) agentwire.Error {
 	var doc agentwire.Error
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&doc))
 	return doc
+}
+
+// TestCallerGoneKillsGroup: the caller's departure travels as the yamux
+// stream's close, which ends the request's context in the agent.
+func TestCallerGoneKillsGroup(t *testing.T) {
+	t.Parallel()
+	a := startAgent(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	child := a.sleeper(t, ctx)
+	cancel()
+	require.Eventually(t, func() bool { return !proctest.Alive(child) }, 3*time.Second, 10*time.Millisecond,
+		"the caller left; the command's group must die")
+	// The session serves on.
+	_, out, _, _ := collect(t, a.exec(t, context.Background(), agentwire.ExecRequest{Command: "echo still"}))
+	require.Equal(t, "still\n", out)
 }
