@@ -49,6 +49,9 @@ func readFile(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
 	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return // the checks and the size, without the bytes
+	}
 	if n, _ := io.CopyN(w, f, size); n < size {
 		// The file shrank (or the caller left): the caller must see a short
 		// body — an error — never bytes it was not announced.

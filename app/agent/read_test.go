@@ -57,6 +57,11 @@ func TestReadFile(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode, "max equal to the size reads")
 	require.NoError(t, resp.Body.Close())
 
+	resp = do(t, http.MethodHead, srv.URL, agentwire.PathFile, pathQ(d+"/all-bytes"), nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, int64(256), resp.ContentLength)
+	require.NoError(t, resp.Body.Close())
+
 	resp = do(t, http.MethodGet, srv.URL, agentwire.PathFile, pathQ(d+"/empty"), nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Zero(t, resp.ContentLength)

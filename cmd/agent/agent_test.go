@@ -154,6 +154,13 @@ func TestServeOverYamux(t *testing.T) {
 	require.Equal(t, 7, exit.Code)
 	require.False(t, exit.Killed)
 
+	// The agent handles SIGPIPE itself; its commands get the default back.
+	_, stdout, _, exit = collect(t, a.exec(t, ctx, agentwire.ExecRequest{
+		Command: `yes | head -n 1; echo "${PIPESTATUS[0]}"`, DeadlineSeconds: 10,
+	}))
+	require.Equal(t, "y\n141\n", stdout, "yes dies of SIGPIPE")
+	require.False(t, exit.Killed)
+
 	p := filepath.Join(t.TempDir(), "sub", "f")
 	resp = a.do(t, ctx, http.MethodPut, agentwire.PathFile, pathQ(p), strings.NewReader("over yamux"))
 	require.NoError(t, resp.Body.Close())
