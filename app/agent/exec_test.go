@@ -219,3 +219,26 @@ func TestExecRefusesBadRequests(t *testing.T) {
 		require.Equal(t, agentwire.CodeInvalid, decodeError(t, resp).Code, body)
 	}
 }
+
+func TestExecDeadlineEdgeCases(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	// Closes both streams, then overruns: the streams' end says nothing,
+	// and the mark still travels (the agent writes it, not the command).
+	res := runExec(t, srv.URL, agentwire.ExecRequest{Command: "exec >&- 2>&-; sleep 30", DeadlineSeconds: 1})
+	require.True(t, res.exit.Killed)
+	require.GreaterOrEqual(t, res.exit.FinishedMillis, int64(1000))
+	require.Equal(t, fmt.Sprintf(agentwire.DeadlineMark, 1), string(res.stderr))
+
+	// Exits 124 inside its deadline: a result like any other.
+	res = runExec(t, srv.URL, agentwire.ExecRequest{Command: "exit 124", DeadlineSeconds: 5})
+	require.Equal(t, 124, res.exit.Code)
+	require.False(t, res.exit.Killed)
+	require.Less(t, res.exit.FinishedMillis, int64(5000))
+
+	// The mark counts against the stderr cap, as the wrapper's does.
+	res = runExec(t, srv.URL, agentwire.ExecRequest{Command: "sleep 30", DeadlineSeconds: 1, MaxOutputBytes: 10})
+	require.True(t, res.exit.Killed)
+	require.Equal(t, fmt.Sprintf(agentwire.DeadlineMark, 1)[:10], string(res.stderr))
+	require.True(t, res.exit.Truncated)
+}
