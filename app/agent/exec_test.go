@@ -150,7 +150,7 @@ func TestExecStragglerOutputAfterDrainIsDropped(t *testing.T) {
 	start := time.Now()
 	res := runExec(t, srv.URL, agentwire.ExecRequest{Command: `(while :; do echo tick; sleep 0.05; done) & echo "pid $!"`})
 	killGroupAtCleanup(t, res.pid)
-	require.Less(t, time.Since(start), 2*time.Second, "the drain is bounded")
+	require.Less(t, time.Since(start), 3*time.Second, "the drain is bounded (1.5 s)")
 	pid := 0
 	for _, line := range strings.Split(string(res.stdout), "\n") {
 		if n, ok := strings.CutPrefix(line, "pid "); ok {
