@@ -10,12 +10,13 @@ import (
 // group — at once, from its own timer, so a caller slow to read the output
 // never delays the kill. A nil *expiry is a command without a deadline.
 type expiry struct {
-	pgid   int
-	timer  *time.Timer
-	mark   chan struct{}
-	mu     sync.Mutex
-	done   chan struct{} // closed once the timer's function has run
-	killed bool
+	pgid     int
+	timer    *time.Timer
+	mark     chan struct{}
+	mu       sync.Mutex
+	stopOnce sync.Once
+	done     chan struct{} // closed once the timer's function has run
+	killed   bool
 }
 
 func newExpiry(pgid int, after time.Duration) *expiry {
@@ -45,14 +46,16 @@ func (e *expiry) markC() <-chan struct{} {
 }
 
 // stop disarms the deadline, waiting for a kill already under way, and
-// reports whether the deadline killed the group.
+// reports whether the deadline killed the group. It may be called again.
 func (e *expiry) stop() bool {
 	if e == nil {
 		return false
 	}
-	if !e.timer.Stop() {
-		<-e.done
-	}
+	e.stopOnce.Do(func() {
+		if !e.timer.Stop() {
+			<-e.done
+		}
+	})
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.killed

@@ -3,6 +3,7 @@ package agent
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -52,4 +53,14 @@ func TestStrerror(t *testing.T) {
 	t.Parallel()
 	_, err := os.Open("/no/such")
 	require.Equal(t, "No such file or directory", strerror(err))
+}
+
+func TestExpiryStopIsIdempotent(t *testing.T) {
+	t.Parallel()
+	e := newExpiry(1<<22, time.Hour)
+	require.False(t, e.stop())
+	require.False(t, e.stop(), "a second stop neither blocks nor changes the answer")
+	var none *expiry
+	require.False(t, none.stop())
+	require.Nil(t, none.markC())
 }
