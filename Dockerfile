@@ -1,4 +1,5 @@
-# sandgate images: `docker build --target executor .` and `--target gate`.
+# sandgate images: `docker build --target executor .`, `--target gate` and
+# `--target agent`.
 #
 # Plain Dockerfile syntax on purpose (no BuildKit-only features), so the
 # classic builder works too: DOCKER_BUILDKIT=0 with a docker CLI that has no
@@ -13,7 +14,16 @@ RUN go mod download
 COPY . .
 ARG VERSION=dev
 ENV CGO_ENABLED=0
-RUN go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/ ./cmd/executor ./cmd/gate
+RUN go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/ ./cmd/executor ./cmd/gate ./cmd/agent \
+	&& chmod 0755 /out/agent
+
+# The in-sandbox agent (issue 13): its static binary alone, root-owned and
+# 0755 (COPY keeps the build stage's mode; --chmod would need BuildKit). A
+# provider copies it out once per daemon into the volume it mounts read-only
+# in every sandbox, so the image never runs and needs nothing else. Not the
+# last stage: a plain `docker build .` still builds the gate.
+FROM scratch AS agent
+COPY --from=build /out/agent /sandgate-agent/sandgate-agent
 
 # The executor: sandgate's service and CLI.
 FROM debian:bookworm AS executor

@@ -19,6 +19,8 @@ import (
 //
 //	core     → the standard library and core only, and no I/O packages
 //	ports    → the standard library, core and ports
+//	app/agent → the standard library, core and golang.org/x/sys/unix (the
+//	           in-sandbox agent's logic: system calls, no port, no adapter)
 //	app      → the standard library, core and ports (the application
 //	           services sit between the adapters, so they name none):
 //	           app/executor, the executor's service, and app/gate, the
@@ -43,6 +45,11 @@ var coreIO = []string{
 	"os", "os/exec", "os/signal", "os/user", "io/ioutil", "syscall", "plugin",
 	"net", "net/http", "net/rpc", "net/smtp", "log/syslog",
 }
+
+// xunix is the one module app/agent imports besides the standard library
+// and core: the system calls the agent's process management needs
+// (access(2), prctl(2)) that package syscall lacks or has deprecated.
+const xunix = "golang.org/x/sys/unix"
 
 // listed is what `go list -json` reports of one package.
 type listed struct {
@@ -100,6 +107,8 @@ func layer(path string) string {
 	switch {
 	case parts[0] == "ports" && len(parts) > 1 && parts[1] == "porttest":
 		return "porttest"
+	case parts[0] == "app" && len(parts) > 1 && parts[1] == "agent":
+		return "app/agent"
 	case parts[0] == "core", parts[0] == "ports", parts[0] == "cmd", parts[0] == "app":
 		return parts[0]
 	case parts[0] == "adapters" && len(parts) > 1:
@@ -160,6 +169,8 @@ func forbidden(l, d string, std bool) string {
 		return "porttest imports only the standard library, core, ports and testify"
 	case l == "app" && !std && dl != "core" && dl != "ports" && dl != "app":
 		return "app imports only the standard library, core and ports"
+	case l == "app/agent" && !std && dl != "core" && dl != "app/agent" && d != xunix:
+		return "app/agent imports only the standard library, core and " + xunix
 	case strings.HasPrefix(l, "adapters/") && dl == "cmd":
 		return "adapters never import cmd"
 	case l == "adapters/internal" && strings.HasPrefix(dl, "adapters/") && dl != l:
@@ -210,6 +221,12 @@ func TestViolations(t *testing.T) {
 		{"app/executor on an adapter", listed{ImportPath: m + "app/executor", Imports: []string{m + "adapters/sessionstore"}}, "app imports only"},
 		{"app/executor on cmd", listed{ImportPath: m + "app/executor", Imports: []string{m + "cmd/executor"}}, "app imports only"},
 		{"app/executor on an SDK", listed{ImportPath: m + "app/executor", Imports: []string{"github.com/docker/docker/client"}}, "app imports only"},
+		{"app/agent on core and x/sys/unix", listed{ImportPath: m + "app/agent", Imports: []string{"fmt", m + "core/agentwire", m + "core/sandbox", xunix}}, ""},
+		{"app/agent on ports", listed{ImportPath: m + "app/agent", Imports: []string{m + "ports"}}, "app/agent imports only"},
+		{"app/agent on an adapter", listed{ImportPath: m + "app/agent", Imports: []string{m + "adapters/docker"}}, "app/agent imports only"},
+		{"app/agent on yamux", listed{ImportPath: m + "app/agent", Imports: []string{"github.com/hashicorp/yamux"}}, "app/agent imports only"},
+		{"app/executor on app/agent", listed{ImportPath: m + "app/executor", Imports: []string{m + "app/agent"}}, "app imports only"},
+		{"cmd/agent on app/agent and yamux", listed{ImportPath: m + "cmd/agent", Imports: []string{m + "app/agent", "github.com/hashicorp/yamux", xunix}}, ""},
 		{"app/gate on core and ports", listed{ImportPath: m + "app/gate", Imports: []string{"fmt", m + "core/gatewire", m + "ports"}}, ""},
 		{"app/gate on an adapter", listed{ImportPath: m + "app/gate", Imports: []string{m + "adapters/httpapi"}}, "app/gate imports " + m + "adapters/httpapi: app imports only"},
 		{"app/gate on cmd", listed{ImportPath: m + "app/gate", Imports: []string{m + "cmd/gate"}}, "app imports only"},

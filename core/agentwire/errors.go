@@ -30,8 +30,11 @@ const (
 	CodeNotReadable    = "not_readable"
 	CodeFileTooLarge   = "file_too_large"
 	CodeSizeMismatch   = "size_mismatch"
-	CodeInvalid        = "invalid_argument"
-	CodeInternal       = "internal"
+	// CodeShortDelivery: a PathFiles tar ended early or is not a tar of
+	// regular files with valid paths; nothing of the batch landed.
+	CodeShortDelivery = "short_delivery"
+	CodeInvalid       = "invalid_argument"
+	CodeInternal      = "internal"
 )
 
 // sentinels maps codes to core/sandbox's sentinels both ways, in the order
@@ -49,6 +52,7 @@ var sentinels = []struct {
 	{CodeNotReadable, sandbox.ErrNotReadable},
 	{CodeFileTooLarge, sandbox.ErrFileTooLarge},
 	{CodeSizeMismatch, sandbox.ErrSizeMismatch},
+	{CodeShortDelivery, sandbox.ErrShortDelivery},
 }
 
 // CodeOf classifies err for the wire: the code of the first sentinel it
@@ -64,7 +68,8 @@ func CodeOf(err error) string {
 
 // Err turns an Error document back into an error that matches its
 // sentinel (a *sandbox.PathNotWritableError for CodeNotWritable), so a
-// provider answers exactly what the fallback path answers.
+// provider answers exactly what the fallback path answers: a not-readable
+// error carries its Reason after the sentinel, as ClassifyRead's does.
 func (e Error) Err() error {
 	if e.Code == CodeNotWritable {
 		return &sandbox.PathNotWritableError{Path: e.Path, Reason: e.Reason}
@@ -72,6 +77,9 @@ func (e Error) Err() error {
 	for _, s := range sentinels {
 		if s.code != e.Code {
 			continue
+		}
+		if e.Code == CodeNotReadable && e.Reason != "" {
+			return fmt.Errorf("%s: %w: %s", e.Path, s.err, e.Reason)
 		}
 		if e.Path != "" {
 			return fmt.Errorf("%s: %w", e.Path, s.err)

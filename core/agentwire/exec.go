@@ -15,7 +15,10 @@ type ExecRequest struct {
 }
 
 // ExecEvent is one line of PathExec's answer: exactly one field is set. The
-// first event carries Pid, the last Exit.
+// first event carries Pid, the last Exit. A command that never started
+// because its Workdir cannot be entered has no Pid: its answer is the
+// shell's message on Stderr and an Exit with code 126, as the fallback
+// wrapper's failed cd.
 type ExecEvent struct {
 	// Pid is the command's pid in the sandbox, which is also its process
 	// group: what a provider kills from outside when the agent is lost.

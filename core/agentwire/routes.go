@@ -24,12 +24,19 @@ const (
 	// PathExec: POST an ExecRequest; answers 200 and a stream of ExecEvents.
 	PathExec = "/v1/exec"
 	// PathFile: GET reads (?path=&max=: 200 with Content-Length the file's
-	// exact size, or Error code file_too_large before any byte); PUT writes
-	// atomically (?path=, Content-Length the size; 204).
+	// exact size, or Error code file_too_large before any byte; max absent
+	// is sandbox.MaxFileBytes; HEAD answers the same without the bytes);
+	// PUT writes atomically (?path=, Content-Length the size, required:
+	// 411 without; 204). A body that ends before Content-Length (the
+	// client aborted) is size_mismatch with the target untouched; HTTP
+	// cannot carry a longer one, so a client whose source proves longer
+	// than announced must abort the request before its last byte.
 	PathFile = "/v1/file"
 	// PathFiles: PUT an uncompressed tar of regular files (absolute member
-	// names); each member is written like PathFile's PUT, in order; the first
-	// failure stops the batch (204 or Error naming the member in Path).
+	// names); every member is staged first, so a short or broken tar (Error
+	// code short_delivery) or a blocked parent lands nothing; then each
+	// lands like PathFile's PUT, in order, and the first failure stops the
+	// batch (204 or Error naming the member in Path).
 	PathFiles = "/v1/files"
 	// PathStat: GET ?path= answers a FileInfo (the final symlink not
 	// followed).

@@ -102,6 +102,14 @@ func Check(root int, mark string, wait time.Duration) error {
 	}
 }
 
+// Alive reports whether pid runs: it exists and is not a zombie (a killed
+// process whose parent has not reaped it runs no more). For a test that
+// checks that a process it started was killed.
+func Alive(pid int) bool {
+	p, err := readStat("/proc/" + strconv.Itoa(pid) + "/stat")
+	return err == nil && p.State != "Z" && p.State != "X"
+}
+
 // Proc is one process as /proc shows it.
 type Proc struct {
 	Pid, PPid int
