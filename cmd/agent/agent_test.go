@@ -40,7 +40,7 @@ type agentProc struct {
 
 // startAgent runs `sandgate-agent serve` in a group of its own, as cred's
 // user when cred is not nil.
-func startAgent(t *testing.T, cred *syscall.Credential) *agentProc {
+func startAgent(t testing.TB, cred *syscall.Credential) *agentProc {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, "sandgate-agent"), "serve")
 	cmd.Dir = binDir
@@ -81,7 +81,7 @@ func (c pipeConn) Write(p []byte) (int, error) { return c.w.Write(p) }
 func (c pipeConn) Close() error                { return errors.Join(c.ReadCloser.Close(), c.w.Close()) }
 
 // do sends one request to the agent.
-func (a *agentProc) do(t *testing.T, ctx context.Context, method, route string, q url.Values, body io.Reader) *http.Response {
+func (a *agentProc) do(t testing.TB, ctx context.Context, method, route string, q url.Values, body io.Reader) *http.Response {
 	t.Helper()
 	req, err := http.NewRequestWithContext(ctx, method, "http://agent"+route+"?"+q.Encode(), body)
 	require.NoError(t, err)
@@ -91,7 +91,7 @@ func (a *agentProc) do(t *testing.T, ctx context.Context, method, route string, 
 }
 
 // exec posts a command and returns the open event stream.
-func (a *agentProc) exec(t *testing.T, ctx context.Context, req agentwire.ExecRequest) *json.Decoder {
+func (a *agentProc) exec(t testing.TB, ctx context.Context, req agentwire.ExecRequest) *json.Decoder {
 	t.Helper()
 	body, err := json.Marshal(req)
 	require.NoError(t, err)
@@ -103,7 +103,7 @@ func (a *agentProc) exec(t *testing.T, ctx context.Context, req agentwire.ExecRe
 
 // sleeper runs a command that waits on a background sleep and returns the
 // sleep's pid, running.
-func (a *agentProc) sleeper(t *testing.T, ctx context.Context) int {
+func (a *agentProc) sleeper(t testing.TB, ctx context.Context) int {
 	t.Helper()
 	dec := a.exec(t, ctx, agentwire.ExecRequest{Command: `sleep 30 & echo $!; wait`})
 	var ev agentwire.ExecEvent
@@ -117,7 +117,7 @@ func (a *agentProc) sleeper(t *testing.T, ctx context.Context) int {
 }
 
 // collect reads events to the exit: stdout, stderr, the exit.
-func collect(t *testing.T, dec *json.Decoder) (pid int, stdout, stderr string, exit agentwire.ExecExit) {
+func collect(t testing.TB, dec *json.Decoder) (pid int, stdout, stderr string, exit agentwire.ExecExit) {
 	t.Helper()
 	for {
 		var ev agentwire.ExecEvent
