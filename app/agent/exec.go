@@ -54,6 +54,8 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 	}
 	out.begin()
 	out.event(agentwire.ExecEvent{Pid: run.pid})
+	// The pid is with the provider (or the caller is gone): let it run.
+	run.release(r.Context().Err() == nil)
 	exit := run.wait(r.Context(), out)
 	if r.Context().Err() == nil {
 		out.exit(exit)
@@ -112,6 +114,8 @@ type run struct {
 	deadline time.Duration
 	secs     int64
 	pumps    [2]*pump
+	// release lets the held command run (true) or end unrun (false).
+	release func(run bool)
 	chunks   chan chunk
 	quit     chan struct{}
 	waited   chan struct{}
@@ -135,17 +139,23 @@ func (s *Server) start(req agentwire.ExecRequest) (*run, error) {
 		}
 		pipes[i] = [2]*os.File{rd, wr}
 	}
-	cmd := exec.Command("/bin/bash", "-c", req.Command)
+	cmd, release, err := gatedCommand(s.opts.Self, req.Command)
+	if err != nil {
+		closeAll(pipes)
+		return nil, err
+	}
 	cmd.Dir = req.Workdir
 	cmd.Stdout, cmd.Stderr = pipes[0][1], pipes[1][1]
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	rn := &run{s: s, cmd: cmd, secs: req.DeadlineSeconds, deadline: seconds(req.DeadlineSeconds),
 		chunks: make(chan chunk), quit: make(chan struct{}), waited: make(chan struct{})}
+	rn.release = release
 	rn.started = time.Now()
-	err := cmd.Start()
+	err = cmd.Start()
 	_ = pipes[0][1].Close()
 	_ = pipes[1][1].Close()
 	if err != nil {
+		release(false)
 		_ = pipes[0][0].Close()
 		_ = pipes[1][0].Close()
 		return nil, fmt.Errorf("exec: start /bin/bash: %w", err)

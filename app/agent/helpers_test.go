@@ -23,7 +23,7 @@ import (
 // server, so streaming and the caller's departure behave as over yamux.
 func newServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(agent.New())
+	srv := httptest.NewServer(agent.New(agent.Options{}))
 	t.Cleanup(srv.Close)
 	return srv
 }

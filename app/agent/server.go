@@ -13,14 +13,23 @@ import (
 // commands it runs, so that the agent can kill them all when its caller is
 // gone for good (KillAll).
 type Server struct {
+	opts   Options
 	mux    *http.ServeMux
 	mu     sync.Mutex
 	groups map[int]struct{}
 }
 
+// Options configure a Server.
+type Options struct {
+	// Self is the agent's own binary: each command starts as it, held
+	// until its pid is reported (gated.go). Empty: commands start at once
+	// (tests of the handler alone).
+	Self string
+}
+
 // New returns a Server with every route of agentwire.
-func New() *Server {
-	s := &Server{mux: http.NewServeMux(), groups: map[int]struct{}{}}
+func New(opts Options) *Server {
+	s := &Server{opts: opts, mux: http.NewServeMux(), groups: map[int]struct{}{}}
 	s.mux.HandleFunc("GET "+agentwire.PathVersion, version)
 	s.mux.HandleFunc("POST "+agentwire.PathExec, s.exec)
 	s.mux.HandleFunc("GET "+agentwire.PathFile, readFile)

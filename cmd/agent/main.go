@@ -30,8 +30,17 @@ func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 // run is the agent's life; it returns the exit code.
 func run(args []string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer) int {
 	logger := log.New(stderr, "sandgate-agent: ", 0)
-	if len(args) != 1 || args[0] != "serve" {
-		logger.Print("usage: sandgate-agent serve")
+	switch {
+	case len(args) == 2 && args[0] == agent.GatedVerb:
+		return agent.RunGated(args[1], logger)
+	case len(args) == 2 && args[0] == "install":
+		if err := install(args[1]); err != nil {
+			logger.Print(err)
+			return 1
+		}
+		return 0
+	case len(args) != 1 || args[0] != "serve":
+		logger.Print("usage: sandgate-agent serve | install DIR")
 		return 2
 	}
 	// Non-dumpable before anything else: the sandbox's processes run as the
@@ -62,7 +71,13 @@ func serve(conn io.ReadWriteCloser, logger *log.Logger) error {
 	if err != nil {
 		return fmt.Errorf("yamux: %w", err)
 	}
-	srv := agent.New()
+	// Each command starts as this binary, held until its pid is reported
+	// (agent.GatedVerb); without our own path, commands start directly.
+	self, err := os.Executable()
+	if err != nil {
+		logger.Printf("no gated start: %v", err)
+	}
+	srv := agent.New(agent.Options{Self: self})
 	hs := &http.Server{Handler: srv, ErrorLog: logger}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(sess) }()
