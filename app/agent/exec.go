@@ -116,9 +116,9 @@ type run struct {
 	pumps    [2]*pump
 	// release lets the held command run (true) or end unrun (false).
 	release func(run bool)
-	chunks   chan chunk
-	quit     chan struct{}
-	waited   chan struct{}
+	chunks  chan chunk
+	quit    chan struct{}
+	waited  chan struct{}
 	// reaped and emptied are when the leader was reaped and when its group
 	// was first seen empty, taken where it happens (not where the output
 	// loop notices it, which a slow caller can delay): the evidence of
