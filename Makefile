@@ -29,7 +29,7 @@ UNIT_FLAGS := $(if $(filter true,$(CI)),-count=1)
 ## (always the case in CI, which must leave nothing running); one that was
 ## already up stays up. K8S_KEEP=1 keeps it either way (a warm start costs ~4 s,
 ## an idle cluster ~850 MiB).
-test: fmt vet coverage images gate-image
+test: fmt vet coverage images gate-image agent-image
 	@was_up=0; if build/k8s/up.sh --check 2>/dev/null; then was_up=1; fi; \
 	trap 'if [ $$was_up = 0 ] && [ "$(K8S_KEEP)" != 1 ]; then build/k8s/down.sh; fi' EXIT; \
 	$(MAKE) k8s-up-for-test && $(MAKE) integration
@@ -111,6 +111,7 @@ gate-image: images
 ## agent`, a scratch image holding /sandgate-agent/sandgate-agent) as
 ## sandgate/agent:dev, built like gate-image.
 AGENT_IMAGE ?= sandgate/agent:dev
+export SANDGATE_TEST_AGENT_IMAGE := $(AGENT_IMAGE)
 agent-image: images
 	DOCKER_BUILDKIT=0 docker build -q --target agent -t $(AGENT_IMAGE) . >/dev/null
 
@@ -124,8 +125,8 @@ K8S_CACHE := $(or $(K8S_LITE_CACHE),/var/cache/sandgate/k8s)
 export SANDGATE_TEST_KUBECONFIG ?= $(K8S_RUN)/admin.kubeconfig
 export SANDGATE_TEST_KUBECTL ?= $(K8S_CACHE)/bin/kubectl
 export SANDGATE_TEST_KUBELET_ROOT ?= $(or $(K8S_LITE_STATE),/var/lib/k8s-lite)/kubelet
-K8S_IMAGES ?= debian:bookworm $(GATE_IMAGE)
-k8s-up: gate-image
+K8S_IMAGES ?= debian:bookworm $(GATE_IMAGE) $(AGENT_IMAGE)
+k8s-up: gate-image agent-image
 	@build/k8s/up.sh >/dev/null
 	@build/k8s/import-images.sh $(K8S_IMAGES)
 	@echo "export KUBECONFIG=$(SANDGATE_TEST_KUBECONFIG)"
@@ -160,18 +161,19 @@ $(HELM):
 	mv $(BIN)/helm $@
 
 ## run: `executor serve` on 127.0.0.1:7070 (SANDGATE_LISTEN) with SQLite,
-## the secrets key and the checkpoints under ./.sandgate/, after Docker, the base images and the
-## gate image. The API stays on loopback; the gates, on the Docker network,
+## the secrets key and the checkpoints under ./.sandgate/, after Docker, the base images, the
+## gate image and the in-sandbox agent's image. The API stays on loopback; the gates, on the Docker network,
 ## reach the executor's gate config endpoint alone at that network's gateway
 ## (SANDGATE_GATE_LISTEN, port RUN_GATE_PORT). Any SANDGATE_* set in the
 ## environment wins.
 RUN_GATE_PORT ?= 7071
-run: gate-image
+run: gate-image agent-image
 	$(GO) build -o $(BIN)/executor ./cmd/executor
 	@net=$${SANDGATE_GATE_NETWORK:-bridge}; \
 	gw=$$(build/docker-gateway.sh "$$net") || \
 		{ echo "run: set SANDGATE_GATE_LISTEN and SANDGATE_CONTROLPLANE_URL to an address gates on $$net reach"; exit 1; }; \
 	export SANDGATE_GATE_IMAGE="$${SANDGATE_GATE_IMAGE-$(GATE_IMAGE)}"; \
+	export SANDGATE_AGENT_IMAGE="$${SANDGATE_AGENT_IMAGE-$(AGENT_IMAGE)}"; \
 	export SANDGATE_GATE_LISTEN="$${SANDGATE_GATE_LISTEN:-$$gw:$(RUN_GATE_PORT)}"; \
 	export SANDGATE_CONTROLPLANE_URL="$${SANDGATE_CONTROLPLANE_URL:-http://$$gw:$(RUN_GATE_PORT)}"; \
 	export SANDGATE_CHECKPOINT_DIR="$${SANDGATE_CHECKPOINT_DIR:-./.sandgate/checkpoints}"; \
@@ -182,7 +184,7 @@ run: gate-image
 ## bench/results.json (BENCH_OUT to change it, BENCH_ROWS to pick rows).
 ## Not part of `test`: benchmarks are measurements, not timed tests.
 BENCH_OUT ?= bench/results.json
-bench: images
+bench: images agent-image
 	$(GO) run ./bench -out $(BENCH_OUT) $(if $(BENCH_ROWS),-rows $(BENCH_ROWS))
 
 ## check: golangci-lint, vet, gofmt, go mod tidy and shellcheck. govulncheck is
