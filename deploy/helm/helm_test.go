@@ -353,6 +353,7 @@ func TestHardenedValues(t *testing.T) {
 		// The sandbox namespace, where the Role is — not the release's.
 		"SANDGATE_K8S_NAMESPACE":       "sandboxes",
 		"SANDGATE_K8S_SECCOMP_PROFILE": "sandgate/sandbox.json",
+		"SANDGATE_AGENT_IMAGE":         "registry.example/sandgate/agent:1.0.0",
 	} {
 		assert.Equal(t, v, e[k], k)
 	}
