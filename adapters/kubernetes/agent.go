@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -77,8 +78,9 @@ func (s *handle) openAgent(context.Context) (io.ReadWriteCloser, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
+	done := make(chan struct{})
 	go func() {
-		defer cancel()
+		defer close(done)
 		_, err := s.exec(ctx, agentwire.Argv(), inR, outW, io.Discard)
 		if err == nil {
 			err = errors.New("agent exited")
@@ -86,7 +88,7 @@ func (s *handle) openAgent(context.Context) (io.ReadWriteCloser, error) {
 		_ = outW.CloseWithError(err)
 		_ = inR.CloseWithError(err)
 	}()
-	return &agentStream{r: outR, w: inW, cancel: cancel}, nil
+	return &agentStream{r: outR, w: inW, cancel: cancel, done: done}, nil
 }
 
 // agentStream is the agent's exec as one stream.
@@ -94,12 +96,23 @@ type agentStream struct {
 	r      *io.PipeReader
 	w      *io.PipeWriter
 	cancel context.CancelFunc
+	done   <-chan struct{}
 }
+
+// agentExitWait bounds Close's wait for the agent to exit on its own once
+// its stdin has ended: an exec that ends that way is closed by the API
+// server, which also ends client-go's heartbeat for it (a stream cut from
+// this side leaves that goroutine until its next ping, 5 s later).
+const agentExitWait = 2 * time.Second
 
 func (a *agentStream) Read(b []byte) (int, error)  { return a.r.Read(b) }
 func (a *agentStream) Write(b []byte) (int, error) { return a.w.Write(b) }
 func (a *agentStream) Close() error {
 	_ = a.w.Close() // stdin's end stops the agent
+	select {
+	case <-a.done:
+	case <-time.After(agentExitWait):
+	}
 	a.cancel()
 	return a.r.Close()
 }
