@@ -46,6 +46,9 @@ type Options struct {
 	// is an engine exec (the fallback path). An image the daemon does not
 	// have makes the same fallback, logged once.
 	AgentImage string
+	// ObserveDataPlane, when set, is told which path each Exec and file
+	// operation takes (agent true, fallback false).
+	ObserveDataPlane func(ctx context.Context, agent bool)
 }
 
 // Provider is ports.Provider on one Docker daemon.

@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -78,6 +79,9 @@ type Options struct {
 	// operation is an engine exec (the fallback path). The image must be
 	// pullable by the nodes, like the sandbox's.
 	AgentImage string
+	// ObserveDataPlane, when set, is told which path each Exec and file
+	// operation takes (agent true, fallback false).
+	ObserveDataPlane func(ctx context.Context, agent bool)
 }
 
 // Provider is ports.Provider on one namespace of one cluster.

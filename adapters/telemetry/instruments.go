@@ -23,6 +23,11 @@ const (
 	// ReapsMetric counts reaped sandboxes by reason (idle, orphan,
 	// explicit) and outcome.
 	ReapsMetric = "sandgate.reaps"
+	// DataPlaneMetric counts Exec and file operations by the data plane
+	// that carried them: path=agent (the in-sandbox agent) or
+	// path=fallback (engine execs: agent disabled, its image missing, or a
+	// sandbox made without it).
+	DataPlaneMetric = "sandgate.sandbox.operations"
 )
 
 // GateVerdicts is the VerdictsMetric counter of mp (a nil mp counts
@@ -42,6 +47,12 @@ func APIRequests(mp metric.MeterProvider) (metric.Int64Counter, error) {
 func Reaps(mp metric.MeterProvider) (metric.Int64Counter, error) {
 	return counter(mp, "github.com/sandgate/sandgate/app", ReapsMetric,
 		"Sandboxes reaped, by reason (idle, orphan, explicit) and outcome", "{reap}")
+}
+
+// DataPlane is the DataPlaneMetric counter of mp.
+func DataPlane(mp metric.MeterProvider) (metric.Int64Counter, error) {
+	return counter(mp, "github.com/sandgate/sandgate/cmd/executor", DataPlaneMetric,
+		"Exec and file operations by data plane (agent or fallback).", "{operation}")
 }
 
 func counter(mp metric.MeterProvider, scope, name, desc, unit string) (metric.Int64Counter, error) {

@@ -16,11 +16,12 @@ func TestInstrumentsNamesAndScopes(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	want := map[string]string{
-		VerdictsMetric: "github.com/sandgate/sandgate/adapters/httpapi",
-		RequestsMetric: "github.com/sandgate/sandgate/cmd/executor",
-		ReapsMetric:    "github.com/sandgate/sandgate/app",
+		VerdictsMetric:  "github.com/sandgate/sandgate/adapters/httpapi",
+		RequestsMetric:  "github.com/sandgate/sandgate/cmd/executor",
+		ReapsMetric:     "github.com/sandgate/sandgate/app",
+		DataPlaneMetric: "github.com/sandgate/sandgate/cmd/executor",
 	}
-	for _, mk := range []func(metric.MeterProvider) (metric.Int64Counter, error){GateVerdicts, APIRequests, Reaps} {
+	for _, mk := range []func(metric.MeterProvider) (metric.Int64Counter, error){GateVerdicts, APIRequests, Reaps, DataPlane} {
 		c, err := mk(mp)
 		require.NoError(t, err)
 		c.Add(context.Background(), 1)

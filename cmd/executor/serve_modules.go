@@ -4,11 +4,13 @@ import (
 	"context"
 	"log/slog"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/fx"
 
 	"github.com/sandgate/sandgate/adapters/docker"
 	"github.com/sandgate/sandgate/adapters/kubernetes"
+	"github.com/sandgate/sandgate/adapters/telemetry"
 	"github.com/sandgate/sandgate/app/executor"
 	"github.com/sandgate/sandgate/cmd/executor/internal/config"
 	"github.com/sandgate/sandgate/core/session"
@@ -75,15 +77,21 @@ var providerModule = fx.Module("provider", fx.Provide(newProvider))
 // to end at shutdown: each agent then kills what it still runs and exits.
 type closer interface{ Close() error }
 
-func newProvider(lc fx.Lifecycle, cfg config.Config, log *slog.Logger, store ports.SessionStore) (ports.Provider, error) {
-	p, err := openProvider(cfg, log, store)
+func newProvider(lc fx.Lifecycle, cfg config.Config, log *slog.Logger, store ports.SessionStore,
+	mp metric.MeterProvider) (ports.Provider, error) {
+	observe, err := dataPlaneCounter(mp)
+	if err != nil {
+		return nil, err
+	}
+	p, err := openProvider(cfg, log, store, observe)
 	if c, ok := p.(closer); ok && err == nil {
 		lc.Append(fx.StopHook(c.Close))
 	}
 	return p, err
 }
 
-func openProvider(cfg config.Config, log *slog.Logger, store ports.SessionStore) (ports.Provider, error) {
+func openProvider(cfg config.Config, log *slog.Logger, store ports.SessionStore,
+	observe func(context.Context, bool)) (ports.Provider, error) {
 	if cfg.Backend == config.BackendKubernetes {
 		// Builds the client and validates the placement; the API server is
 		// first dialled by a request (or /readyz).
@@ -93,12 +101,12 @@ func openProvider(cfg config.Config, log *slog.Logger, store ports.SessionStore)
 		}
 		return kubernetes.NewFromKubeconfig(cfg.Kubeconfig, kubernetes.Options{Logger: log, Tokens: store,
 			Namespace: cfg.K8sNamespace, NetsetupImage: cfg.NetsetupImage, SeccompProfile: cfg.K8sSeccompProfile,
-			AgentImage: cfg.AgentImage})
+			AgentImage: cfg.AgentImage, ObserveDataPlane: observe})
 	}
 	// NewFromEnv only builds the client; the daemon is first dialled by a
 	// request (or /readyz).
 	return docker.NewFromEnv(docker.Options{Logger: log, Tokens: store, GateNetwork: cfg.GateNetwork,
-		Labels: cfg.DockerLabels, AgentImage: cfg.AgentImage})
+		Labels: cfg.DockerLabels, AgentImage: cfg.AgentImage, ObserveDataPlane: observe})
 }
 
 // serviceModule provides the application service over provider, store and
@@ -115,4 +123,22 @@ func newService(p ports.Provider, s ports.SessionStore, cs ports.CheckpointStore
 	}
 	return executor.New(p, s, d, executor.WithCheckpoints(cs), executor.WithLogger(log.With("component", "service")),
 		executor.WithReapObserver(observe)), nil
+}
+
+// dataPlaneCounter returns the observer that counts sandbox operations in
+// telemetry.DataPlaneMetric by path (agent or fallback).
+func dataPlaneCounter(mp metric.MeterProvider) (func(context.Context, bool), error) {
+	c, err := telemetry.DataPlane(mp)
+	if err != nil {
+		return nil, err
+	}
+	agent := metric.WithAttributes(attribute.String("path", "agent"))
+	fallback := metric.WithAttributes(attribute.String("path", "fallback"))
+	return func(ctx context.Context, viaAgent bool) {
+		if viaAgent {
+			c.Add(ctx, 1, agent)
+			return
+		}
+		c.Add(ctx, 1, fallback)
+	}, nil
 }

@@ -284,3 +284,28 @@ func TestExecLostAgentFollowedToDeadline(t *testing.T) {
 		})
 	}
 }
+
+// stubPlane is a fallback data plane that answers every exec with exit 9.
+type stubPlane struct{ DataPlane }
+
+func (stubPlane) Exec(context.Context, sandbox.ExecRequest) (sandbox.ExecResult, error) {
+	return sandbox.ExecResult{ExitCode: 9}, nil
+}
+
+// TestPlaneRoutesAndObserves: a sandbox without an agent takes the
+// fallback, one with an agent the agent, and Observe is told which.
+func TestPlaneRoutesAndObserves(t *testing.T) {
+	_, c := newFake(t, func(w http.ResponseWriter, _ *http.Request) {
+		events(w, agentwire.ExecEvent{Pid: 3}, agentwire.ExecEvent{Exit: &agentwire.ExecExit{Code: 4}})
+	})
+	var paths []bool
+	p := Plane{Fallback: stubPlane{}, Observe: func(_ context.Context, agent bool) { paths = append(paths, agent) }}
+	res, err := p.Exec(t.Context(), sandbox.ExecRequest{Command: "x"})
+	require.NoError(t, err)
+	require.Equal(t, 9, res.ExitCode)
+	p.Conn = c
+	res, err = p.Exec(t.Context(), sandbox.ExecRequest{Command: "x"})
+	require.NoError(t, err)
+	require.Equal(t, 4, res.ExitCode)
+	require.Equal(t, []bool{false, true}, paths)
+}

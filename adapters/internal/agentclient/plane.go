@@ -39,12 +39,18 @@ type Plane struct {
 	// KillGroup and GroupAlive are the exec backstop (ExecOptions).
 	KillGroup  func(ctx context.Context, pid int)
 	GroupAlive func(ctx context.Context, pid int) (bool, error)
+	// Observe, when set, is told which path each operation takes (agent
+	// true, fallback false): the executor counts them in /metrics.
+	Observe func(ctx context.Context, agent bool)
 }
 
 var _ DataPlane = Plane{}
 
 // route runs op over the agent, or fallback without one.
 func route[T any](ctx context.Context, p Plane, op func(*Conn) (T, error), fallback func() (T, error)) (T, error) {
+	if p.Observe != nil {
+		p.Observe(ctx, p.Conn != nil)
+	}
 	if p.Conn == nil {
 		return fallback()
 	}
