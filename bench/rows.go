@@ -300,33 +300,50 @@ func exportRow(ctx context.Context, e *env) (Row, error) {
 
 // provisionColdRow times Provision to the first successful exec against a
 // raw create + start + first exec. Removing the container is not part of
-// either: each side's teardown runs after its clock stops.
+// either: each side's teardown runs after its clock stops. The note splits
+// each side's median into its sandbox's start and its first exec (over the
+// agent, the first exec starts the agent).
 func provisionColdRow(ctx context.Context, e *env, b *box) (Row, error) {
+	var oursUp, baseUp []time.Duration
 	ours, base, err := interleaveUndo(e.iterations(5, 2), func(int) (func(), error) {
 		sid := domain.NewID("ses")
 		undo := func() { _ = b.p.Reap(context.WithoutCancel(ctx), sid) }
+		t0 := time.Now()
 		sb, err := b.p.Provision(ctx, sandbox.Spec{SessionID: sid, Image: e.image})
+		oursUp = append(oursUp, time.Since(t0))
 		if err != nil {
 			return undo, err
 		}
 		return undo, execOK(ctx, sb, 0)
 	}, func(int) (func(), error) {
-		init := true
-		c, err := e.cli.ContainerCreate(ctx, &container.Config{Image: e.image, Cmd: sandbox.KeepAliveArgv("/workspace"),
-			Labels: map[string]string{benchLabel: "1"}}, &container.HostConfig{Init: &init}, nil, nil, "")
+		t0 := time.Now()
+		id, undo, err := e.rawStart(ctx)
+		baseUp = append(baseUp, time.Since(t0))
 		if err != nil {
-			return nil, err
-		}
-		undo := func() {
-			_ = e.cli.ContainerRemove(context.WithoutCancel(ctx), c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
-		}
-		if err := e.cli.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
 			return undo, err
 		}
-		return undo, e.rawExec(ctx, c.ID, "true")
+		return undo, e.rawExec(ctx, id, "true")
 	})
 	if err != nil {
 		return Row{}, err
 	}
-	return latencyResult(ours, base), nil
+	row := latencyResult(ours, base)
+	up := func(d []time.Duration) time.Duration { return median(d).Round(time.Millisecond) }
+	row.Note = fmt.Sprintf("median start %s ours (Provision), %s raw (create + start)", up(oursUp), up(baseUp))
+	return row, nil
+}
+
+// rawStart is the baseline's sandbox: create and start a container of the
+// sandbox image that stays up, with an init, and the undo that removes it.
+func (e *env) rawStart(ctx context.Context) (string, func(), error) {
+	init := true
+	c, err := e.cli.ContainerCreate(ctx, &container.Config{Image: e.image, Cmd: sandbox.KeepAliveArgv("/workspace"),
+		Labels: map[string]string{benchLabel: "1"}}, &container.HostConfig{Init: &init}, nil, nil, "")
+	if err != nil {
+		return "", nil, err
+	}
+	undo := func() {
+		_ = e.cli.ContainerRemove(context.WithoutCancel(ctx), c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	}
+	return c.ID, undo, e.cli.ContainerStart(ctx, c.ID, container.StartOptions{})
 }
