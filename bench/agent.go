@@ -15,13 +15,7 @@ import (
 // result, interleaved in the same run.
 var agentRows = []rowSpec{
 	{"agent-exec-true", "<=0.10", agentExecTrueRow},
-	{"agent-exec-parallel-32", ">=10", func(ctx context.Context, e *env) (Row, error) {
-		b, err := e.agent(ctx)
-		if err != nil {
-			return Row{}, err
-		}
-		return agentParallel(ctx, e, b)
-	}},
+	{"agent-exec-parallel-32", ">=10", onAgent(agentParallel)},
 	{"agent-write-small", "<=0.15", onAgent(writeSmallRow)},
 	{"agent-read-small", "<=0.15", onAgent(readSmallRow)},
 	{"agent-bulk-10k", "<=1.00", onAgent(bulkCompare)},
