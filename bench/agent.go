@@ -164,8 +164,12 @@ func agentRSSRow(ctx context.Context, e *env) (Row, error) {
 	if err != nil {
 		return Row{}, err
 	}
-	// The rows' own agent has carried every agent row so far: its peak
-	// says what the 512 MiB streams cost it.
+	// The rows' own agent has carried every agent row run before this
+	// one: its peak says what the 512 MiB streams cost it. The exec starts
+	// it if none did.
+	if err := execOK(ctx, b.sb, 0); err != nil {
+		return Row{}, err
+	}
 	worked, err := e.agentRSS(ctx, b.sb.ID())
 	if err != nil {
 		return Row{}, err
