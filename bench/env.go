@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -16,6 +17,7 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/sandgate/sandgate/adapters/docker"
+	"github.com/sandgate/sandgate/core/agentwire"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/ports"
@@ -25,33 +27,96 @@ import (
 // after a crash) removes it by label.
 const benchLabel = "dev.sandgate.bench"
 
-// env is what every row shares: the raw client, our provider, one sandbox.
-type env struct {
-	cli   *client.Client
-	p     *docker.Provider
-	image string
-	quick bool
-	sid   domain.ID
-	sb    ports.Sandbox
+// box is one provider and one sandbox of it.
+type box struct {
+	p   *docker.Provider
+	sid domain.ID
+	sb  ports.Sandbox
 }
 
-func newEnv(ctx context.Context, image string, quick bool) (*env, error) {
+// env is what every row shares: the raw client and the fallback's box (a
+// provider without the agent: the engine-exec path the old rows measure).
+// The agent's box is made on first use (agent), so that a run of the old
+// rows pays nothing for it.
+type env struct {
+	cli *client.Client
+	box
+	image      string
+	agentImage string
+	quick      bool
+
+	agentOnce sync.Once
+	agentBox  *box
+	agentErr  error
+	// agentPeak is the highest VmHWM of the agents of
+	// agent-exec-parallel-32, for agent-rss.
+	agentPeak int64
+}
+
+func newEnv(ctx context.Context, image, agentImage string, quick bool) (*env, error) {
 	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
 	if err != nil {
 		return nil, err
 	}
-	e := &env{cli: cli, image: image, quick: quick,
-		p: docker.New(cli, docker.Options{Labels: map[string]string{benchLabel: "1"}})}
+	e := &env{cli: cli, image: image, agentImage: agentImage, quick: quick}
 	e.removeLeftovers(ctx)
-	e.sid = domain.NewID("ses")
-	e.sb, err = e.p.Provision(ctx, sandbox.Spec{SessionID: e.sid, Image: image})
+	b, err := e.newBox(ctx, "")
 	if err != nil {
-		return nil, fmt.Errorf("provision the bench sandbox: %w", err)
+		return nil, err
 	}
+	e.box = *b
 	return e, nil
 }
 
-func (e *env) close() { e.removeLeftovers(context.Background()) }
+// newBox makes a provider (with the agent of agentImage, or none) and
+// provisions one sandbox of it.
+func (e *env) newBox(ctx context.Context, agentImage string) (*box, error) {
+	b := &box{sid: domain.NewID("ses"),
+		p: docker.New(e.cli, docker.Options{Labels: map[string]string{benchLabel: "1"}, AgentImage: agentImage})}
+	sb, err := b.p.Provision(ctx, sandbox.Spec{SessionID: b.sid, Image: e.image})
+	if err != nil {
+		return nil, fmt.Errorf("provision the bench sandbox: %w", err)
+	}
+	b.sb = sb
+	return b, nil
+}
+
+// agent is the agent's box, made on first use. A sandbox that came up
+// without the agent (its image missing: the provider falls back quietly)
+// is an error, since the agent rows would measure the fallback.
+func (e *env) agent(ctx context.Context) (*box, error) {
+	e.agentOnce.Do(func() {
+		b, err := e.newBox(ctx, e.agentImage)
+		if err == nil {
+			err = e.requireAgent(ctx, b.sb.ID())
+		}
+		e.agentBox, e.agentErr = b, err
+	})
+	return e.agentBox, e.agentErr
+}
+
+// requireAgent fails unless container id mounts the agent.
+func (e *env) requireAgent(ctx context.Context, id string) error {
+	c, err := e.cli.ContainerInspect(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, m := range c.Mounts {
+		if m.Destination == agentwire.Dir {
+			return nil
+		}
+	}
+	return fmt.Errorf("the agent's sandbox has no agent (is %s in the engine?)", e.agentImage)
+}
+
+// close stops the agents (their streams end) and removes what the bench
+// made.
+func (e *env) close() {
+	if e.agentBox != nil {
+		_ = e.agentBox.p.Close()
+	}
+	e.removeLeftovers(context.Background())
+}
 
 // removeLeftovers removes every container carrying the bench label.
 func (e *env) removeLeftovers(ctx context.Context) {
@@ -72,6 +137,11 @@ func (e *env) iterations(full, quick int) int {
 // rawExec is the baseline exec: create, attach, drain, inspect — the calls
 // the adapter makes, with nothing of ours around them.
 func (e *env) rawExec(ctx context.Context, id string, argv ...string) error {
+	return e.rawRun(ctx, id, io.Discard, argv...)
+}
+
+// rawRun is rawExec with the command's stdout kept in out.
+func (e *env) rawRun(ctx context.Context, id string, out io.Writer, argv ...string) error {
 	ex, err := e.cli.ContainerExecCreate(ctx, id, container.ExecOptions{Cmd: argv, AttachStdout: true, AttachStderr: true})
 	if err != nil {
 		return err
@@ -80,7 +150,7 @@ func (e *env) rawExec(ctx context.Context, id string, argv ...string) error {
 	if err != nil {
 		return err
 	}
-	_, err = stdcopy.StdCopy(io.Discard, io.Discard, h.Reader)
+	_, err = stdcopy.StdCopy(out, io.Discard, h.Reader)
 	h.Close()
 	if err != nil {
 		return err
@@ -89,6 +159,17 @@ func (e *env) rawExec(ctx context.Context, id string, argv ...string) error {
 	if err == nil && ins.ExitCode != 0 {
 		err = fmt.Errorf("raw exec %v: exit %d", argv, ins.ExitCode)
 	}
+	return err
+}
+
+// archiveGet is the baseline read: one archive GET of path, drained.
+func (e *env) archiveGet(ctx context.Context, id, path string) error {
+	rc, _, err := e.cli.CopyFromContainer(ctx, id, path)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = rc.Close() }()
+	_, err = io.Copy(io.Discard, rc)
 	return err
 }
 
@@ -157,9 +238,15 @@ func procStatus(field string) int64 {
 	}
 	for _, l := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(l, field+":"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
+			n, _ := parseKB(v)
+			return n
 		}
 	}
 	return 0
+}
+
+// parseKB parses a /proc status value ("  1234 kB") into bytes.
+func parseKB(v string) (int64, error) {
+	kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+	return kb << 10, err
 }

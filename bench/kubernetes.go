@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,14 +28,7 @@ import (
 // cluster SANDGATE_TEST_KUBECONFIG names (the test cluster of make
 // k8s-up); without one they report an error naming the variable.
 var k8sRows = []rowSpec{
-	{"k8s-exec-true", "<=1.15", func(ctx context.Context, e *env) (Row, error) {
-		k, err := e.k8s(ctx)
-		if err != nil {
-			return Row{}, err
-		}
-		return latencyRow(e.iterations(30, 5), func(int) error { return execOK(ctx, k.sb, 0) },
-			func(int) error { return k.rawExec(ctx, nil, "true") })
-	}},
+	{"k8s-exec-true", "<=1.15", k8sExecTrue((*env).k8s)},
 	{"k8s-bulk-10k", "<=1.30", func(ctx context.Context, e *env) (Row, error) {
 		k, err := e.k8s(ctx)
 		if err != nil {
@@ -52,6 +46,21 @@ var k8sRows = []rowSpec{
 		row.Note = fmt.Sprintf("%d files", count)
 		return row, err
 	}},
+	// Over the agent, against the same raw exec.
+	{"agent-k8s-exec-true", "<=0.10", k8sExecTrue((*env).k8sAgent)},
+}
+
+// k8sExecTrue: Exec("true") in the pod of k8sEnv against one raw
+// remotecommand exec of true in it.
+func k8sExecTrue(of func(*env, context.Context) (*k8sEnv, error)) func(context.Context, *env) (Row, error) {
+	return func(ctx context.Context, e *env) (Row, error) {
+		k, err := of(e, ctx)
+		if err != nil {
+			return Row{}, err
+		}
+		return latencyRow(e.iterations(30, 5), func(int) error { return execOK(ctx, k.sb, 0) },
+			func(int) error { return k.rawExec(ctx, nil, "true") })
+	}
 }
 
 // k8sEnv is the Kubernetes rows' world: the raw client and one sandbox pod.
@@ -63,19 +72,40 @@ type k8sEnv struct {
 	sb  ports.Sandbox
 }
 
-var (
-	k8sOnce   sync.Once
-	k8sShared *k8sEnv
-	k8sErr    error
-)
+// lazyK8s is a k8sEnv made on first use.
+type lazyK8s struct {
+	once sync.Once
+	env  *k8sEnv
+	err  error
+}
+
+// k8sPlain is the fallback's (a provider without the agent, as the old
+// rows measure), k8sWithAgent the agent's.
+var k8sPlain, k8sWithAgent lazyK8s
 
 // k8s provisions the Kubernetes rows' sandbox on first use.
 func (e *env) k8s(ctx context.Context) (*k8sEnv, error) {
-	k8sOnce.Do(func() { k8sShared, k8sErr = newK8sEnv(ctx, e.image) })
-	return k8sShared, k8sErr
+	k8sPlain.once.Do(func() { k8sPlain.env, k8sPlain.err = newK8sEnv(ctx, e.image, "") })
+	return k8sPlain.env, k8sPlain.err
 }
 
-func newK8sEnv(ctx context.Context, image string) (*k8sEnv, error) {
+// k8sAgent provisions the agent rows' pod on first use, after importing
+// the agent's image into the cluster's containerd (the cluster has no
+// registry) the way make k8s-up imports the others: build/k8s's script,
+// a no-op when the same build is there.
+func (e *env) k8sAgent(ctx context.Context) (*k8sEnv, error) {
+	k8sWithAgent.once.Do(func() {
+		out, err := exec.CommandContext(ctx, "build/k8s/import-images.sh", e.agentImage).CombinedOutput()
+		if err != nil {
+			k8sWithAgent.err = fmt.Errorf("import %s into the cluster (run from the repository's root): %w: %s", e.agentImage, err, out)
+			return
+		}
+		k8sWithAgent.env, k8sWithAgent.err = newK8sEnv(ctx, e.image, e.agentImage)
+	})
+	return k8sWithAgent.env, k8sWithAgent.err
+}
+
+func newK8sEnv(ctx context.Context, image, agentImage string) (*k8sEnv, error) {
 	path := os.Getenv("SANDGATE_TEST_KUBECONFIG")
 	if path == "" {
 		return nil, errors.New("SANDGATE_TEST_KUBECONFIG is not set (make k8s-up)")
@@ -88,7 +118,7 @@ func newK8sEnv(ctx context.Context, image string) (*k8sEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := kubernetes.New(cfg, kubernetes.Options{Labels: map[string]string{benchLabel: "1"}})
+	p, err := kubernetes.New(cfg, kubernetes.Options{Labels: map[string]string{benchLabel: "1"}, AgentImage: agentImage})
 	if err != nil {
 		return nil, err
 	}
@@ -101,10 +131,13 @@ func newK8sEnv(ctx context.Context, image string) (*k8sEnv, error) {
 	return k, nil
 }
 
-// closeK8s removes the bench's pods, if the rows ran.
+// closeK8s removes the bench's pods, if the rows ran (both envs carry the
+// same label: either removes all).
 func closeK8s() {
-	if k8sShared != nil {
-		k8sShared.removeLeftovers(context.Background())
+	for _, k := range []*k8sEnv{k8sPlain.env, k8sWithAgent.env} {
+		if k != nil {
+			k.removeLeftovers(context.Background())
+		}
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -31,10 +30,10 @@ var dockerRows = []rowSpec{
 		return latencyRow(e.iterations(30, 5), func(int) error { return execOK(ctx, e.sb, time.Minute) },
 			func(int) error { return e.rawExec(ctx, e.sb.ID(), "true") })
 	}},
-	{"write-small", "<=1.30", writeSmallRow},
+	{"write-small", "<=1.30", onFallback(writeSmallRow)},
 	{"bulk-10k", "<=1.50", bulkRow},
-	{"stream-write-512m", ">=0.80", streamWriteRow},
-	{"stream-read-512m", ">=0.80", streamReadRow},
+	{"stream-write-512m", ">=0.80", onFallback(streamWriteRow)},
+	{"stream-read-512m", ">=0.80", onFallback(streamReadRow)},
 	{"export-10k", ">=0.90", exportRow},
 	{"provision-adopt", "<=2.0", func(ctx context.Context, e *env) (Row, error) {
 		spec := sandbox.Spec{SessionID: e.sid, Image: e.image}
@@ -46,9 +45,24 @@ var dockerRows = []rowSpec{
 			return err
 		})
 	}},
-	{"provision-cold", "<=1.20", provisionColdRow},
-	{"exec-parallel-32", ">=0.85", parallelRow},
+	{"provision-cold", "<=1.20", onFallback(provisionColdRow)},
+	{"exec-parallel-32", ">=0.85", func(ctx context.Context, e *env) (Row, error) {
+		plan := parallelPlan{sessions: 32, rounds: parallelRounds, oursPer: parallelPer, basePer: parallelPer}
+		if e.quick {
+			plan = parallelPlan{sessions: 4, rounds: 2, oursPer: 5, basePer: 5}
+		}
+		return parallelRow(ctx, e, &e.box, plan, nil)
+	}},
 	{"api-exec", "added<=2ms", apiExecRow},
+}
+
+// boxRow is a row that runs on a given box: the same measurement serves
+// the fallback's row and the agent's.
+type boxRow func(context.Context, *env, *box) (Row, error)
+
+// onFallback runs f on the fallback's box (a provider without the agent).
+func onFallback(f boxRow) func(context.Context, *env) (Row, error) {
+	return func(ctx context.Context, e *env) (Row, error) { return f(ctx, e, &e.box) }
 }
 
 // latencyRow: ratio = median ours / median baseline (lower is better).
@@ -88,7 +102,7 @@ func execOK(ctx context.Context, sb ports.Sandbox, timeout time.Duration) error 
 // cheapest way to put one file there, an archive PUT of a one-file tar (the
 // floor; a raw exec round trip costs more). Both write into the same
 // existing directory; the archives are built before the clock starts.
-func writeSmallRow(ctx context.Context, e *env) (Row, error) {
+func writeSmallRow(ctx context.Context, e *env, b *box) (Row, error) {
 	n := e.iterations(30, 5)
 	data := bytes.Repeat([]byte("k"), 1024)
 	archives := make([][]byte, n)
@@ -96,9 +110,9 @@ func writeSmallRow(ctx context.Context, e *env) (Row, error) {
 		archives[i] = tarOf([]sandbox.FileWrite{{Path: fmt.Sprintf("/small-raw-%d", i), Data: data}})
 	}
 	return latencyRow(n, func(i int) error {
-		return e.sb.WriteFile(ctx, fmt.Sprintf("/workspace/small-ours-%d", i), data)
+		return b.sb.WriteFile(ctx, fmt.Sprintf("/workspace/small-ours-%d", i), data)
 	}, func(i int) error {
-		return e.cli.CopyToContainer(ctx, e.sb.ID(), "/workspace", bytes.NewReader(archives[i]), container.CopyToContainerOptions{})
+		return e.cli.CopyToContainer(ctx, b.sb.ID(), "/workspace", bytes.NewReader(archives[i]), container.CopyToContainerOptions{})
 	})
 }
 
@@ -160,14 +174,24 @@ func (e *env) bulkCount() int {
 	return 10000
 }
 
-func bulkRow(ctx context.Context, e *env) (Row, error) {
+// bulkCompare: WriteFiles of the tree against one archive PUT of it.
+func bulkCompare(ctx context.Context, e *env, b *box) (Row, error) {
 	count, n := e.bulkCount(), e.iterations(3, 1)
 	ours, raw := bulkInputs(n, count)
 	row, err := latencyRow(n, func(i int) error {
-		return e.sb.WriteFiles(ctx, ours[i])
+		return b.sb.WriteFiles(ctx, ours[i])
 	}, func(i int) error {
-		return e.cli.CopyToContainer(ctx, e.sb.ID(), "/", bytes.NewReader(raw[i]), container.CopyToContainerOptions{})
+		return e.cli.CopyToContainer(ctx, b.sb.ID(), "/", bytes.NewReader(raw[i]), container.CopyToContainerOptions{})
 	})
+	row.Note = fmt.Sprintf("%d files", count)
+	return row, err
+}
+
+// bulkRow is bulkCompare on the fallback, which must also beat one
+// WriteFile per file a hundredfold.
+func bulkRow(ctx context.Context, e *env) (Row, error) {
+	count := e.bulkCount()
+	row, err := bulkCompare(ctx, e, &e.box)
 	if err != nil {
 		return row, err
 	}
@@ -199,12 +223,12 @@ func (e *env) streamSize() int64 {
 	return 512 << 20
 }
 
-func streamWriteRow(ctx context.Context, e *env) (Row, error) {
+func streamWriteRow(ctx context.Context, e *env, b *box) (Row, error) {
 	size := e.streamSize()
 	var growth int64
 	row, err := throughputRow(e.iterations(3, 1), func(i int) error {
 		g, err := rssGrowth(func() error {
-			return e.sb.WriteFileStream(ctx, "/workspace/stream-ours", payload(size), size)
+			return b.sb.WriteFileStream(ctx, "/workspace/stream-ours", payload(size), size)
 		})
 		growth = max(growth, g)
 		return err
@@ -221,22 +245,22 @@ func streamWriteRow(ctx context.Context, e *env) (Row, error) {
 			}
 			pw.CloseWithError(err)
 		}()
-		return e.cli.CopyToContainer(ctx, e.sb.ID(), "/", pr, container.CopyToContainerOptions{})
+		return e.cli.CopyToContainer(ctx, b.sb.ID(), "/", pr, container.CopyToContainerOptions{})
 	})
 	row.Note = fmt.Sprintf("%d MiB; caller RSS growth %d MiB (target <=64)", size>>20, growth>>20)
 	row.extraMiss = growth > 64<<20
 	return row, err
 }
 
-func streamReadRow(ctx context.Context, e *env) (Row, error) {
+func streamReadRow(ctx context.Context, e *env, b *box) (Row, error) {
 	size := e.streamSize()
-	if err := e.sb.WriteFileStream(ctx, "/workspace/stream-read", payload(size), size); err != nil {
+	if err := b.sb.WriteFileStream(ctx, "/workspace/stream-read", payload(size), size); err != nil {
 		return Row{}, err
 	}
 	var growth int64
 	row, err := throughputRow(e.iterations(3, 1), func(int) error {
 		g, err := rssGrowth(func() error {
-			rc, n, err := e.sb.ReadFileStream(ctx, "/workspace/stream-read", size)
+			rc, n, err := b.sb.ReadFileStream(ctx, "/workspace/stream-read", size)
 			if err != nil {
 				return err
 			}
@@ -250,13 +274,7 @@ func streamReadRow(ctx context.Context, e *env) (Row, error) {
 		growth = max(growth, g)
 		return err
 	}, func(int) error {
-		rc, _, err := e.cli.CopyFromContainer(ctx, e.sb.ID(), "/workspace/stream-read")
-		if err != nil {
-			return err
-		}
-		defer func() { _ = rc.Close() }()
-		_, err = io.Copy(io.Discard, rc)
-		return err
+		return e.archiveGet(ctx, b.sb.ID(), "/workspace/stream-read")
 	})
 	row.Note = fmt.Sprintf("%d MiB; caller RSS growth %d MiB (target <=64)", size>>20, growth>>20)
 	row.extraMiss = growth > 64<<20
@@ -276,104 +294,56 @@ func exportRow(ctx context.Context, e *env) (Row, error) {
 		_, err = io.Copy(io.Discard, rc)
 		return err
 	}, func(int) error {
-		rc, _, err := e.cli.CopyFromContainer(ctx, e.sb.ID(), "/workspace/export")
-		if err != nil {
-			return err
-		}
-		defer func() { _ = rc.Close() }()
-		_, err = io.Copy(io.Discard, rc)
-		return err
+		return e.archiveGet(ctx, e.sb.ID(), "/workspace/export")
 	})
 }
 
 // provisionColdRow times Provision to the first successful exec against a
 // raw create + start + first exec. Removing the container is not part of
-// either: each side's teardown runs after its clock stops.
-func provisionColdRow(ctx context.Context, e *env) (Row, error) {
-	a, b, err := interleaveUndo(e.iterations(5, 2), func(int) (func(), error) {
+// either: each side's teardown runs after its clock stops. The note splits
+// each side's median into its sandbox's start and its first exec (over the
+// agent, the first exec starts the agent).
+func provisionColdRow(ctx context.Context, e *env, b *box) (Row, error) {
+	var oursUp, baseUp []time.Duration
+	ours, base, err := interleaveUndo(e.iterations(5, 2), func(int) (func(), error) {
 		sid := domain.NewID("ses")
-		undo := func() { _ = e.p.Reap(context.WithoutCancel(ctx), sid) }
-		sb, err := e.p.Provision(ctx, sandbox.Spec{SessionID: sid, Image: e.image})
+		undo := func() { _ = b.p.Reap(context.WithoutCancel(ctx), sid) }
+		t0 := time.Now()
+		sb, err := b.p.Provision(ctx, sandbox.Spec{SessionID: sid, Image: e.image})
+		oursUp = append(oursUp, time.Since(t0))
 		if err != nil {
 			return undo, err
 		}
 		return undo, execOK(ctx, sb, 0)
 	}, func(int) (func(), error) {
-		init := true
-		c, err := e.cli.ContainerCreate(ctx, &container.Config{Image: e.image, Cmd: sandbox.KeepAliveArgv("/workspace"),
-			Labels: map[string]string{benchLabel: "1"}}, &container.HostConfig{Init: &init}, nil, nil, "")
+		t0 := time.Now()
+		id, undo, err := e.rawStart(ctx)
+		baseUp = append(baseUp, time.Since(t0))
 		if err != nil {
-			return nil, err
-		}
-		undo := func() {
-			_ = e.cli.ContainerRemove(context.WithoutCancel(ctx), c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
-		}
-		if err := e.cli.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
 			return undo, err
 		}
-		return undo, e.rawExec(ctx, c.ID, "true")
+		return undo, e.rawExec(ctx, id, "true")
 	})
 	if err != nil {
 		return Row{}, err
 	}
-	return latencyResult(a, b), nil
+	row := latencyResult(ours, base)
+	up := func(d []time.Duration) time.Duration { return median(d).Round(time.Millisecond) }
+	row.Note = fmt.Sprintf("median start %s ours (Provision), %s raw (create + start)", up(oursUp), up(baseUp))
+	return row, nil
 }
 
-// parallelRounds and parallelPer split each side's 32 × 50 execs into
-// rounds of 32 × 10 that alternate between the sides (the first side
-// alternating too), and the row compares the median round's ops/s: the
-// machine's load drifts over minutes, and one long round per side measured
-// the drift as much as the difference. The same 1,600 execs a side as one
-// round, so the bench still fits its 10 minutes.
-const parallelRounds, parallelPer = 5, 10
-
-func parallelRow(ctx context.Context, e *env) (Row, error) {
-	sessions, rounds, per := 32, parallelRounds, parallelPer
-	if e.quick {
-		sessions, rounds, per = 4, 2, 5
+// rawStart is the baseline's sandbox: create and start a container of the
+// sandbox image that stays up, with an init, and the undo that removes it.
+func (e *env) rawStart(ctx context.Context) (string, func(), error) {
+	init := true
+	c, err := e.cli.ContainerCreate(ctx, &container.Config{Image: e.image, Cmd: sandbox.KeepAliveArgv("/workspace"),
+		Labels: map[string]string{benchLabel: "1"}}, &container.HostConfig{Init: &init}, nil, nil, "")
+	if err != nil {
+		return "", nil, err
 	}
-	sbs := make([]ports.Sandbox, sessions)
-	for i := range sbs {
-		sid := domain.NewID("ses")
-		defer func() { _ = e.p.Reap(context.WithoutCancel(ctx), sid) }()
-		sb, err := e.p.Provision(ctx, sandbox.Spec{SessionID: sid, Image: e.image})
-		if err != nil {
-			return Row{}, err
-		}
-		sbs[i] = sb
+	undo := func() {
+		_ = e.cli.ContainerRemove(context.WithoutCancel(ctx), c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	}
-	fanout := func(op func(sb ports.Sandbox) error) error {
-		var wg sync.WaitGroup
-		errs := make(chan error, sessions*per)
-		for _, sb := range sbs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for range per {
-					if err := op(sb); err != nil {
-						errs <- err
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		if n := len(errs); n > 0 {
-			return fmt.Errorf("%d of %d execs failed, first: %w", n, sessions*per, <-errs)
-		}
-		return nil
-	}
-	row, err := throughputRow(rounds,
-		func(int) error { return fanout(func(sb ports.Sandbox) error { return execOK(ctx, sb, 0) }) },
-		func(int) error {
-			return fanout(func(sb ports.Sandbox) error { return e.rawExec(ctx, sb.ID(), "true") })
-		})
-	if err == nil {
-		ours, _ := time.ParseDuration(row.Ours)
-		base, _ := time.ParseDuration(row.Baseline)
-		ops := func(d time.Duration) float64 { return float64(sessions*per) / d.Seconds() }
-		row.Note = fmt.Sprintf("%d sessions x %d execs x %d rounds a side, median round %.1f ops/s ours, %.1f baseline, zero errors",
-			sessions, per, rounds, ops(ours), ops(base))
-	}
-	return row, err
+	return c.ID, undo, e.cli.ContainerStart(ctx, c.ID, container.StartOptions{})
 }
