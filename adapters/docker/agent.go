@@ -15,7 +15,6 @@ import (
 
 	"github.com/sandgate/sandgate/adapters/internal/agentclient"
 	"github.com/sandgate/sandgate/core/agentwire"
-	"github.com/sandgate/sandgate/core/sandbox"
 )
 
 // The in-sandbox agent on Docker (issue 13). Its binary reaches every
@@ -186,32 +185,11 @@ func (s *handle) lost(ctx context.Context, err error) error {
 	return err
 }
 
-// killGroupOutside SIGKILLs process group pid with an engine exec of the
-// core's kill script (the agent's backstop). It does not wait.
-func (s *handle) killGroupOutside(ctx context.Context, pid int) {
-	argv, err := sandbox.KillGroupArgv(pid)
-	if err != nil {
-		return
-	}
-	go func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sandbox.ReturnGrace)
-		defer cancel()
-		_, _, _ = s.runScript(ctx, argv, nil, nil)
-	}()
-}
-
-// groupAliveInside probes process group pid with an engine exec of the
-// core's probe script (the agent's backstop for a lost agent).
-func (s *handle) groupAliveInside(ctx context.Context, pid int) (bool, error) {
-	argv, err := sandbox.GroupProbeArgv(pid)
-	if err != nil {
-		return false, err
-	}
+// runCode runs argv with an engine exec and returns its exit code (the
+// agent's backstop, agentclient.Runner).
+func (s *handle) runCode(ctx context.Context, argv []string) (int, error) {
 	code, _, err := s.runScript(ctx, argv, nil, nil)
-	if err != nil {
-		return false, err
-	}
-	return sandbox.GroupAlive(code)
+	return code, err
 }
 
 // mountsAgent reports whether a sandbox's host config mounts the agent.

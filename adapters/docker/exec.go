@@ -237,7 +237,7 @@ func (w *execWatch) killGroup(ctx context.Context) {
 	case <-time.After(100 * time.Millisecond):
 	}
 	if pid, ok := w.hdr.Pid(); ok {
-		w.s.killGroupOutside(ctx, pid)
+		w.s.KillGroup(ctx, pid)
 	}
 }
 

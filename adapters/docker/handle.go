@@ -41,7 +41,8 @@ var _ ports.Sandbox = (*handle)(nil)
 func (p *Provider) handle(id string, spec sandbox.Spec, gate string, agent bool) *handle {
 	h := &handle{p: p, id: id, sid: spec.SessionID.String(), workdir: spec.Workdir, gate: gate}
 	h.Plane = agentclient.Plane{Fallback: scripts{h}, Lost: h.lost, BulkRoot: spec.Workdir,
-		KillGroup: h.killGroupOutside, GroupAlive: h.groupAliveInside, Observe: p.opts.ObserveDataPlane}
+		KillGroup: agentclient.KillGroupVia(h.runCode), GroupAlive: agentclient.GroupAliveVia(h.runCode),
+		Observe: p.opts.ObserveDataPlane}
 	if agent {
 		h.Conn = p.agents.conns.Get(h.sid, id, p.openAgent(id, spec.Workdir))
 	}

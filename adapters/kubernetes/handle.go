@@ -50,7 +50,8 @@ func (p *Provider) handle(pod *corev1.Pod, workdir string) *handle {
 // fallback when conn is nil.
 func (h *handle) withPlane(conn *agentclient.Conn) *handle {
 	h.Plane = agentclient.Plane{Conn: conn, Fallback: scripts{h}, Lost: h.lost, Workdir: h.workdir, BulkRoot: h.workdir,
-		KillGroup: h.killGroupOutside, GroupAlive: h.groupAliveInside, Observe: h.p.opts.ObserveDataPlane}
+		KillGroup: agentclient.KillGroupVia(h.runCode), GroupAlive: agentclient.GroupAliveVia(h.runCode),
+		Observe: h.p.opts.ObserveDataPlane}
 	return h
 }
 

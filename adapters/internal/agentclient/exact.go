@@ -1,7 +1,6 @@
 package agentclient
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -55,5 +54,3 @@ func (r *exactReader) checkEnd() error {
 		}
 	}
 }
-
-func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

@@ -2,6 +2,7 @@ package agentclient
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -82,7 +83,7 @@ func (c *Conn) WriteFileStream(ctx context.Context, p string, src io.Reader, siz
 
 // WriteFile implements ports.Sandbox.WriteFile.
 func (c *Conn) WriteFile(ctx context.Context, p string, data []byte) error {
-	return c.WriteFileStream(ctx, p, bytesReader(data), int64(len(data)))
+	return c.WriteFileStream(ctx, p, bytes.NewReader(data), int64(len(data)))
 }
 
 // WriteFiles implements ports.Sandbox.WriteFiles: one tar of the members,
