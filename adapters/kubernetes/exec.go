@@ -169,19 +169,9 @@ func (w *execWatch) enforceNow(ctx context.Context) {
 // background, so that neither a slow API server nor a caller that left
 // holds the call.
 func (w *execWatch) killGroup(ctx context.Context) {
-	pid, ok := w.groupPid()
-	if !ok {
-		return
+	if pid, ok := w.groupPid(); ok {
+		w.s.KillGroup(ctx, pid)
 	}
-	argv, err := sandbox.KillGroupArgv(pid)
-	if err != nil {
-		return
-	}
-	go func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sandbox.ReturnGrace)
-		defer cancel()
-		_, _, _ = w.s.run(ctx, argv, nil, nil)
-	}()
 }
 
 // groupPid is the wrapper's pid from its header, once decided.
