@@ -14,21 +14,32 @@ import (
 type agentMem struct{ rss, hwm int64 }
 
 // agentRSSScript prints the VmRSS and VmHWM lines of every process whose
-// command line is the agent's ($1, NUL-separated as in /proc). The agent
-// is non-dumpable, which closes its fds and memory to the sandbox, but
-// /proc/<pid>/status and cmdline stay readable.
+// command line is one of the agent's (the arguments, NUL-separated as in
+// /proc). The agent is non-dumpable, which closes its fds and memory to
+// the sandbox, but /proc/<pid>/status and cmdline stay readable.
 const agentRSSScript = `for d in /proc/[0-9]*; do
-	[ "$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)" = "$1" ] || continue
-	grep -E '^(VmRSS|VmHWM):' "$d/status" 2>/dev/null
-done`
+	c="$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)"
+	for want; do
+		if [ "$c" = "$want" ]; then grep -E '^(VmRSS|VmHWM):' "$d/status" 2>/dev/null; fi
+	done
+done
+true`
+
+// agentCmdlines are the agent's processes: a relay and its daemon (the
+// agent with a key, as the executor runs it), or a stream served alone.
+var agentCmdlines = []string{
+	strings.Join(agentwire.RelayArgv(), " ") + " ",
+	agentwire.Binary + " daemon ",
+	strings.Join(agentwire.Argv(), " ") + " ",
+}
 
 // agentRSS reads the memory of the agent in sandbox id with one engine
-// exec (not over the agent, which would measure itself at work). With
-// more than one agent (a reopened stream), the largest.
+// exec (not over the agent, which would measure itself at work): the sum
+// of its processes (relay and daemon).
 func (e *env) agentRSS(ctx context.Context, id string) (agentMem, error) {
-	cmdline := strings.Join(agentwire.Argv(), " ") + " "
+	cmdline := strings.Join(agentCmdlines, " | ")
 	var out bytes.Buffer
-	if err := e.rawRun(ctx, id, &out, "bash", "-c", agentRSSScript, "rss", cmdline); err != nil {
+	if err := e.rawRun(ctx, id, &out, append([]string{"bash", "-c", agentRSSScript, "rss"}, agentCmdlines...)...); err != nil {
 		return agentMem{}, err
 	}
 	var m agentMem
@@ -44,9 +55,9 @@ func (e *env) agentRSS(ctx context.Context, id string) (agentMem, error) {
 		}
 		found = true
 		if name == "VmRSS" {
-			m.rss = max(m.rss, n)
+			m.rss += n
 		} else {
-			m.hwm = max(m.hwm, n)
+			m.hwm += n
 		}
 	}
 	if !found {

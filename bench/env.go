@@ -72,7 +72,7 @@ func newEnv(ctx context.Context, image, agentImage string, quick bool) (*env, er
 // provisions one sandbox of it.
 func (e *env) newBox(ctx context.Context, agentImage string) (*box, error) {
 	b := &box{sid: domain.NewID("ses"),
-		p: docker.New(e.cli, docker.Options{Labels: map[string]string{benchLabel: "1"}, AgentImage: agentImage})}
+		p: docker.New(e.cli, docker.Options{Labels: map[string]string{benchLabel: "1"}, AgentImage: agentImage, AgentKey: agentKey})}
 	sb, err := b.p.Provision(ctx, sandbox.Spec{SessionID: b.sid, Image: e.image})
 	if err != nil {
 		return nil, fmt.Errorf("provision the bench sandbox: %w", err)
@@ -250,3 +250,7 @@ func parseKB(v string) (int64, error) {
 	kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 	return kb << 10, err
 }
+
+// agentKey makes every agent stream a relay to its sandbox's daemon, as
+// the executor runs it.
+func agentKey() []byte { return []byte("sandgate bench agent key") }

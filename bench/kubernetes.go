@@ -118,7 +118,7 @@ func newK8sEnv(ctx context.Context, image, agentImage string) (*k8sEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := kubernetes.New(cfg, kubernetes.Options{Labels: map[string]string{benchLabel: "1"}, AgentImage: agentImage})
+	p, err := kubernetes.New(cfg, kubernetes.Options{Labels: map[string]string{benchLabel: "1"}, AgentImage: agentImage, AgentKey: agentKey})
 	if err != nil {
 		return nil, err
 	}

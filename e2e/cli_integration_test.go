@@ -42,7 +42,7 @@ func cli(t *testing.T, p *proc, stdin []byte, args ...string) (string, string, i
 
 // TestCLI drives a real `executor serve` with the CLI of the same binary:
 // create, exec (its exit code is the command's), cp both ways, export, ls,
-// rm, and the helpful errors of refused calls.
+// the tree commands (mkdir, ls, stat, rm of a path), rm, and the helpful errors of refused calls.
 func TestCLI(t *testing.T) {
 	w := newWorld(t)
 	p := w.start(t, "cli", nil)
@@ -76,6 +76,28 @@ func TestCLI(t *testing.T) {
 	out, errs, code = cli(t, p, nil, "ls", "--json")
 	require.Zero(t, code, errs)
 	require.Contains(t, out, `"`+sid+`"`)
+
+	// The tree commands, as README's transcript shows them.
+	out, errs, code = cli(t, p, nil, "mkdir", "-p", sid+":/workspace/out/logs")
+	require.Zero(t, code, errs)
+	require.Equal(t, "made directory /workspace/out/logs in session "+sid+"\n", out)
+	out, errs, code = cli(t, p, nil, "ls", sid+":/workspace")
+	require.Zero(t, code, errs)
+	require.Regexp(t, `^-rw-r--r-- +16 \S+ \S+ in\.txt\ndrwxr-xr-x +\d+ \S+ \S+ out\n$`, out)
+	out, errs, code = cli(t, p, nil, "stat", sid+":/workspace/in.txt")
+	require.Zero(t, code, errs)
+	require.Contains(t, out, "type      file\nsize      16\n")
+	_, errs, code = cli(t, p, nil, "rm", sid, "/workspace/out")
+	require.Equal(t, 2, code, "a path apart from its session is a usage error: %s", errs)
+	_, errs, code = cli(t, p, nil, "rm", sid+":/workspace/out")
+	require.NotZero(t, code, "a non-empty directory needs -r")
+	require.Contains(t, errs, "rm -r removes it")
+	out, errs, code = cli(t, p, nil, "rm", "-r", sid+":/workspace/out")
+	require.Zero(t, code, errs)
+	require.Equal(t, "removed /workspace/out from session "+sid+"\n", out)
+	_, errs, code = cli(t, p, nil, "stat", sid+":/workspace/out")
+	require.NotZero(t, code)
+	require.Contains(t, strings.ToLower(errs), "no such file")
 
 	// Refusals name the problem and exit non-zero.
 	_, errs, code = cli(t, p, nil, "cp", sid+":/workspace/missing", filepath.Join(dir, "x"))

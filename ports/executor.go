@@ -3,6 +3,7 @@ package ports
 import (
 	"context"
 	"io"
+	"net"
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
@@ -89,4 +90,34 @@ type Service interface {
 	// (Provider.Export). Errors: session.ErrInvalidRequest for a bad root;
 	// sandbox.ErrFileNotExist; sandbox.ErrNotFound.
 	Export(ctx context.Context, sid domain.ID, root string) (io.ReadCloser, error)
+	// Stat describes a path without following a final symlink
+	// (Sandbox.Stat; "/" is valid). Errors: session.ErrInvalidRequest for a
+	// bad path; the path sentinels; sandbox.ErrNotReadable.
+	Stat(ctx context.Context, sid domain.ID, path string) (sandbox.FileInfo, error)
+	// ListDir lists a directory's entries, sorted by name (Sandbox.List).
+	// Errors: Stat's; sandbox.ErrNotDirectory for a non-directory;
+	// sandbox.ErrTooManyEntries (matching sandbox.ErrFileTooLarge).
+	ListDir(ctx context.Context, sid domain.ID, path string) ([]sandbox.FileInfo, error)
+	// Remove removes a file, a symlink, an empty directory or, with
+	// recursive, a tree (Sandbox.Remove). Errors: session.ErrInvalidRequest
+	// for a bad path or "/"; the path sentinels (sandbox.ErrIsDirectory for
+	// a non-empty directory without recursive, sandbox.ErrNotReplaceable
+	// for a mount point); *sandbox.PathNotWritableError.
+	Remove(ctx context.Context, sid domain.ID, path string, recursive bool) error
+	// Mkdir creates a directory 0755, with its parents when asked
+	// (Sandbox.Mkdir). Errors: session.ErrInvalidRequest for a bad path;
+	// sandbox.ErrIsDirectory (it exists, without parents);
+	// sandbox.ErrFileNotExist (a missing parent, without parents);
+	// sandbox.ErrNotDirectory; *sandbox.PathNotWritableError.
+	Mkdir(ctx context.Context, sid domain.ID, path string, parents bool) error
+	// DialPort connects to a TCP port listening on the sandbox's loopback
+	// (Sandbox.DialPort); the session is busy (not reapable) until the
+	// connection is closed. Errors: session.ErrInvalidRequest
+	// (sandbox.ErrInvalidPort); sandbox.ErrPortClosed; sandbox.ErrNoAgent;
+	// sandbox.ErrNotFound.
+	DialPort(ctx context.Context, sid domain.ID, port int) (net.Conn, error)
+	// Procs is the session's procs (ProcHost, over Sandbox's): each call
+	// is a tracked call on the session, refused before anything is sent
+	// when its input is malformed (sandbox.ErrInvalidProc).
+	Procs(sid domain.ID) ProcHost
 }

@@ -7,6 +7,7 @@ package ports
 import (
 	"context"
 	"io"
+	"net"
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
@@ -78,6 +79,9 @@ type Provider interface {
 type Sandbox interface {
 	// ID identifies the sandbox to the backend (a container id, a pod name).
 	ID() string
+	// ProcHost: the sandbox's procs, over its agent (sandbox.ErrNoAgent
+	// without one).
+	ProcHost
 	// Exec runs req.Command with /bin/bash -c in the workdir. A non-zero
 	// exit, stderr output and a deadline kill are results (ExecResult), not
 	// errors. Errors: invalid request; ErrNotFound; the context's; transport.
@@ -112,6 +116,47 @@ type Sandbox interface {
 	// WriteFile's sentinels wrapped with the failing member's path (best
 	// effort); ErrNotFound.
 	WriteFiles(ctx context.Context, files []sandbox.FileWrite) error
+	// Stat describes path as lstat(2) does: a symlink is described, never
+	// followed; Name is path. "/" is valid. Errors: an invalid path (before
+	// anything runs); ErrFileNotExist; ErrNotDirectory (a non-directory in
+	// the parent chain); ErrNotReadable (an ancestor the sandbox's user
+	// cannot search, with the strerror); ErrNotFound (C-FS-1).
+	Stat(ctx context.Context, path string) (sandbox.FileInfo, error)
+	// List returns the entries of directory path (or of the directory a
+	// symlink at path names, as ls does), each lstat'ed (Name its base
+	// name), sorted by name byte-wise; "." and ".." are not entries.
+	// Errors: Stat's; ErrNotDirectory when path is not a directory;
+	// ErrNotReadable when the directory cannot be read or searched;
+	// ErrTooManyEntries (matching ErrFileTooLarge) above MaxListEntries
+	// entries or MaxListBytes of listing, never a partial list (C-FS-2).
+	List(ctx context.Context, path string) ([]sandbox.FileInfo, error)
+	// Remove removes a file, a symlink (never what it names) or an empty
+	// directory; with recursive, a directory and everything under it
+	// (rm -rf, which crosses into mounts below it). Errors: an invalid path,
+	// "/" included (before anything runs); ErrFileNotExist; ErrNotDirectory
+	// (parent chain); ErrIsDirectory (a non-empty directory without
+	// recursive); ErrNotReplaceable (a mount point); *PathNotWritableError
+	// (with the strerror, e.g. a read-only mount such as the agent's; a
+	// recursive remove may have removed part of the tree); ErrNotFound
+	// (C-FS-3).
+	Remove(ctx context.Context, path string, recursive bool) error
+	// Mkdir creates directory path, 0755 whatever the umask; with parents,
+	// its missing ancestors too (0755), and an existing directory (or a
+	// symlink to one) is success, as mkdir -p has it. Errors: an invalid
+	// path; ErrIsDirectory (path exists as a directory, without parents);
+	// ErrFileNotExist (a missing parent, without parents); ErrNotDirectory
+	// (path or an ancestor is a non-directory, a dangling symlink too);
+	// *PathNotWritableError; ErrNotFound (C-FS-4).
+	Mkdir(ctx context.Context, path string, parents bool) error
+	// DialPort connects to a TCP port listening on the sandbox's own
+	// loopback (127.0.0.1, else ::1), through the in-sandbox agent, whatever
+	// the sandbox's networking: nothing is opened to the outside. ctx bounds
+	// the dial, not the connection; the caller closes it, and a CloseWrite
+	// (the connection has one) passes its end of input on. Errors:
+	// sandbox.ErrInvalidPort (outside 1..65535, before anything runs);
+	// sandbox.ErrPortClosed (nothing listens); sandbox.ErrNoAgent (a
+	// sandbox without the agent); ErrNotFound (C-PORT-1).
+	DialPort(ctx context.Context, port int) (net.Conn, error)
 	// Destroy removes the sandbox; destroying it again is not an error.
 	// Errors: the endpoint's.
 	Destroy(ctx context.Context) error

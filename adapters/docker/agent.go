@@ -141,9 +141,10 @@ func (p *Provider) Close() error {
 // openAgent starts the agent in container id with one exec whose stdin and
 // stdout carry the session; stderr (the agent's own log) is dropped.
 func (p *Provider) openAgent(id, workdir string) agentclient.Opener {
+	argv, hello := agentclient.Launch(p.opts.AgentKey, id)
 	return func(ctx context.Context) (io.ReadWriteCloser, error) {
 		created, err := p.eng.ContainerExecCreate(ctx, id, container.ExecOptions{
-			Cmd: agentwire.Argv(), WorkingDir: workdir, AttachStdin: true, AttachStdout: true, AttachStderr: true,
+			Cmd: argv, WorkingDir: workdir, AttachStdin: true, AttachStdout: true, AttachStderr: true,
 		})
 		if err != nil {
 			return nil, execErr(err)
@@ -151,6 +152,10 @@ func (p *Provider) openAgent(id, workdir string) agentclient.Opener {
 		// The attach outlives this call's context: it is the agent's life.
 		hij, err := p.eng.ContainerExecAttach(context.WithoutCancel(ctx), created.ID, container.ExecAttachOptions{})
 		if err != nil {
+			return nil, execErr(err)
+		}
+		if _, err := io.WriteString(hij.Conn, hello); err != nil {
+			hij.Close()
 			return nil, execErr(err)
 		}
 		pr, pw := io.Pipe()

@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/docker/docker/api/types/container"
-
+	"github.com/sandgate/sandgate/adapters/internal/agentclient"
 	"github.com/sandgate/sandgate/core/sandbox"
 )
 
@@ -24,7 +23,7 @@ func (s scripts) WriteFiles(ctx context.Context, files []sandbox.FileWrite) erro
 	if err != nil {
 		return err
 	}
-	prefix := producer(plan.WritePrefix)
+	prefix := agentclient.Producer(plan.WritePrefix)
 	defer func() { _ = prefix.Close() }()
 	code, stderr, err := s.runScript(ctx, plan.PrepareCmd(), prefix, nil)
 	if err != nil {
@@ -45,14 +44,11 @@ func (s scripts) WriteFiles(ctx context.Context, files []sandbox.FileWrite) erro
 	return plan.Classify(code, stderr)
 }
 
-// upload PUTs one group of members. CopyUIDGID: the daemon extracts as the
-// container's user, so a non-root sandbox owns its temporary files and can
-// carry a target's mode over.
+// upload PUTs one group of members.
 func (s *handle) upload(ctx context.Context, plan *sandbox.BulkWrite, up sandbox.Upload) error {
-	body := producer(func(w io.Writer) error { return plan.WriteUpload(w, up) })
+	body := agentclient.Producer(func(w io.Writer) error { return plan.WriteUpload(w, up) })
 	defer func() { _ = body.Close() }()
-	err := s.p.eng.CopyToContainer(ctx, s.id, up.Dir, body, container.CopyToContainerOptions{CopyUIDGID: true})
-	return translate(err, "archive upload")
+	return s.putArchive(ctx, up.Dir, body)
 }
 
 // discard runs the recovery pass after a failed delivery, on a context that
@@ -67,13 +63,4 @@ func (s *handle) discard(ctx context.Context, plan *sandbox.BulkWrite, cause err
 		return fmt.Errorf("bulk write: %w (and the discard pass failed: %w)", cause, err)
 	}
 	return fmt.Errorf("bulk write: %w: %w", plan.Classify(code, stderr), cause)
-}
-
-// producer turns a function that writes a stream into a reader of it,
-// through a pipe, so an archive is never held whole in memory. Closing the
-// reader stops the writer, whoever stopped reading first.
-func producer(write func(io.Writer) error) io.ReadCloser {
-	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(write(pw)) }()
-	return pr
 }

@@ -103,7 +103,8 @@ func conformance(t *testing.T, cli *client.Client, base string, labels map[strin
 	newProvider := func(tk ports.GateTokenIssuer) ports.Provider {
 		// On the test's client, which its cleanup closes (no idle
 		// connections left behind).
-		p := docker.New(cli, docker.Options{Labels: labels, Tokens: tk, GateNetwork: gated.network, AgentImage: agentImage})
+		p := docker.New(cli, docker.Options{Labels: labels, Tokens: tk, GateNetwork: gated.network, AgentImage: agentImage,
+			AgentKey: agentKey})
 		mu.Lock()
 		made = append(made, p)
 		mu.Unlock()
@@ -121,6 +122,7 @@ func conformance(t *testing.T, cli *client.Client, base string, labels map[strin
 			StopsSandboxes:    true,
 			RunsInit:          true,
 			Agent:             agentImage != "",
+			StagesLargeWrites: true,
 		},
 		WithTokens: newProvider,
 		Stop: func(ctx context.Context, sid domain.ID) error {

@@ -45,8 +45,7 @@ func (s scripts) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.Exe
 		return sandbox.ExecResult{}, err
 	}
 	defer hij.Close()
-	stdout := sandbox.NewCapture(sandbox.MaxOutputBytes)
-	stderr := sandbox.NewCapture(sandbox.MaxOutputBytes)
+	stdout, stderr := sandbox.NewExecCaptures(req)
 	hdr := sandbox.NewHeaderStripper(stderr)
 	copied := make(chan struct{})
 	w := &execWatch{s: s.handle, execID: execID, start: start, hdr: hdr, copied: copied,

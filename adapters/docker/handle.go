@@ -31,8 +31,13 @@ type handle struct {
 	agentclient.Plane
 }
 
-// scripts is a handle's fallback data plane (exec.go, files.go, bulk.go).
-type scripts struct{ *handle }
+// scripts is a handle's fallback data plane (exec.go, files.go, bulk.go;
+// stat, list, remove and mkdir are the shared MetaScripts on runScript,
+// which win over the handle's own Plane methods by being shallower).
+type scripts struct {
+	*handle
+	agentclient.MetaScripts
+}
 
 var _ ports.Sandbox = (*handle)(nil)
 
@@ -40,11 +45,12 @@ var _ ports.Sandbox = (*handle)(nil)
 // mounts the agent.
 func (p *Provider) handle(id string, spec sandbox.Spec, gate string, agent bool) *handle {
 	h := &handle{p: p, id: id, sid: spec.SessionID.String(), workdir: spec.Workdir, gate: gate}
-	h.Plane = agentclient.Plane{Fallback: scripts{h}, Lost: h.lost, BulkRoot: spec.Workdir,
+	h.Plane = agentclient.Plane{Fallback: scripts{h, agentclient.MetaScripts{Run: h.runScript}}, Lost: h.lost, BulkRoot: spec.Workdir,
 		KillGroup: agentclient.KillGroupVia(h.runCode), GroupAlive: agentclient.GroupAliveVia(h.runCode),
 		Observe: p.opts.ObserveDataPlane}
 	if agent {
 		h.Conn = p.agents.conns.Get(h.sid, id, p.openAgent(id, spec.Workdir))
+		h.Archive, h.Rule = engineArchive{h}, archiveRule
 	}
 	return h
 }

@@ -46,6 +46,12 @@ type Options struct {
 	// is an engine exec (the fallback path). An image the daemon does not
 	// have makes the same fallback, logged once.
 	AgentImage string
+	// AgentKey returns the key each sandbox's agent token derives from
+	// (agentwire.Token), read when an agent starts: with one, every agent
+	// stream is a relay to one daemon per sandbox, whose procs outlive the
+	// stream (an executor restart: keep the key). Nil or empty: each
+	// stream's agent serves alone and its procs end with it.
+	AgentKey func() []byte
 	// ObserveDataPlane, when set, is told which path each Exec and file
 	// operation takes (agent true, fallback false).
 	ObserveDataPlane func(ctx context.Context, agent bool)

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -61,6 +60,22 @@ type APIOptions struct {
 	// memory together (nil: a budget of the handler's own, of
 	// DefaultBatchBudget bytes).
 	BatchBudget *Budget
+	// StreamStallTimeout fails a streamed answer (exec:stream) whose client
+	// has taken nothing for that long, cancelling its exec (0:
+	// DefaultBodyIdleTimeout, the same patience as for a request body).
+	StreamStallTimeout time.Duration
+	// MaxStreams bounds the long-lived streams into one session at once
+	// (≤ 0: DefaultMaxStreams): forwarded connections, streamed execs,
+	// followed proc outputs, attaches. PortIdleTimeout closes a forwarded
+	// connection idle that long (≤ 0: DefaultPortIdleTimeout).
+	MaxStreams      int
+	PortIdleTimeout time.Duration
+	// SecretKey returns the executor's secret key (the one sealing stored
+	// secrets), from which the key signing preview URLs is derived; it is
+	// called once, on the first request that signs or checks a signature
+	// (the handler is built before the executor starts). Nil, or nil
+	// returned: :sign answers 501 and previews take the API token alone.
+	SecretKey func() []byte
 }
 
 func (o APIOptions) withDefaults() APIOptions {
@@ -82,11 +97,21 @@ func (o APIOptions) withDefaults() APIOptions {
 	if o.Refusals == nil {
 		o.Refusals = NewRefusalSampler(0, 0)
 	}
+	if o.MaxStreams <= 0 {
+		o.MaxStreams = DefaultMaxStreams
+	}
+	if o.StreamStallTimeout <= 0 {
+		o.StreamStallTimeout = DefaultBodyIdleTimeout
+	}
 	if o.BatchBudget == nil {
 		o.BatchBudget = NewBudget(DefaultBatchBudget)
 	}
 	return o
 }
+
+// msgNoSuchEndpoint is the message of a path no route serves: how a client
+// tells an older executor (exec:stream unknown) from an unknown session.
+const msgNoSuchEndpoint = "no such endpoint"
 
 // api serves the executor's /v1 endpoints over a ports.Service.
 type api struct {
@@ -96,6 +121,8 @@ type api struct {
 	// tokenSum is the SHA-256 of the API token: requests are compared by
 	// digest, in constant time, so neither content nor length leaks.
 	tokenSum [sha256.Size]byte
+	// streams counts each session's long-lived streams (MaxStreams).
+	streams *streamCap
 }
 
 // NewAPIHandler returns the handler of the executor API (docs/DESIGN.md):
@@ -103,9 +130,14 @@ type api struct {
 //	PUT|GET|DELETE /v1/sessions/{id}    provision, attach, reap (?checkpoint=)
 //	GET  /v1/sessions                   owned sessions with their state
 //	POST /v1/sessions/{id}/exec         {command, timeout_ms} → exec result
+//	POST /v1/sessions/{id}/exec:stream  the same, answered as NDJSON while it runs
 //	GET  /v1/sessions/{id}/files?path=  stream a file out (Content-Length = size; &max_bytes=)
 //	PUT  /v1/sessions/{id}/files?path=  stream a file in (Content-Length required)
 //	POST /v1/sessions/{id}/files:batch  write a tar of files (?root= for relative names)
+//	DELETE /v1/sessions/{id}/files?path= remove (&recursive=true for a tree)
+//	GET  /v1/sessions/{id}/files:stat?path= describe a path (lstat: symlinks not followed)
+//	GET  /v1/sessions/{id}/files:list?path= a directory's entries, sorted by name
+//	POST /v1/sessions/{id}/files:mkdir?path= make a directory 0755 (&parents=true)
 //	GET  /v1/sessions/{id}/export?root= a tar of root
 //
 // Every /v1 request needs `Authorization: Bearer <Token>` unless Token is
@@ -114,22 +146,10 @@ type api struct {
 // message, its cause logged. Every other path is 404 "not_found".
 func NewAPIHandler(svc ports.Service, opts APIOptions) http.Handler {
 	opts = opts.withDefaults()
-	a := &api{svc: svc, opts: opts, log: opts.Logger, tokenSum: sha256.Sum256([]byte(opts.Token))}
+	a := &api{svc: svc, opts: opts, log: opts.Logger, tokenSum: sha256.Sum256([]byte(opts.Token)),
+		streams: &streamCap{max: opts.MaxStreams, n: map[domain.ID]int{}}}
 	mux := http.NewServeMux()
-	routes := []struct {
-		pattern string
-		h       http.HandlerFunc
-	}{
-		{"PUT /v1/sessions/{id}", a.provision},
-		{"GET /v1/sessions/{id}", a.get},
-		{"DELETE /v1/sessions/{id}", a.delete},
-		{"GET /v1/sessions", a.list},
-		{"POST /v1/sessions/{id}/exec", a.exec},
-		{"GET /v1/sessions/{id}/files", a.readFile},
-		{"PUT /v1/sessions/{id}/files", a.writeFile},
-		{"POST /v1/sessions/{id}/files:batch", a.writeBatch},
-		{"GET /v1/sessions/{id}/export", a.export},
-	}
+	routes := a.routes()
 	allowed := map[string][]string{}
 	for _, r := range routes {
 		mux.Handle(r.pattern, a.authed(r.h))
@@ -146,11 +166,49 @@ func NewAPIHandler(svc ports.Service, opts APIOptions) http.Handler {
 		}))
 	}
 	notFound := func(w http.ResponseWriter, _ *http.Request) {
-		writeError(w, http.StatusNotFound, CodeNotFound, "no such endpoint")
+		writeError(w, http.StatusNotFound, CodeNotFound, msgNoSuchEndpoint)
 	}
+	a.portRoutes(mux)
 	mux.Handle("/v1/", a.authed(notFound))
 	mux.HandleFunc("/", notFound)
 	return opts.Bodies.Wrap(mux)
+}
+
+// routes are the API's patterns and handlers.
+func (a *api) routes() []route {
+	routes := []route{
+		{"PUT /v1/sessions/{id}", a.provision},
+		{"GET /v1/sessions/{id}", a.get},
+		{"DELETE /v1/sessions/{id}", a.delete},
+		{"GET /v1/sessions", a.list},
+		{"POST /v1/sessions/{id}/exec", a.exec},
+		{"POST /v1/sessions/{id}/exec:stream", a.execStream},
+		{"GET /v1/sessions/{id}/files", a.readFile},
+		{"PUT /v1/sessions/{id}/files", a.writeFile},
+		{"POST /v1/sessions/{id}/files:batch", a.writeBatch},
+		{"DELETE /v1/sessions/{id}/files", a.remove},
+		{"GET /v1/sessions/{id}/files:stat", a.stat},
+		{"GET /v1/sessions/{id}/files:list", a.listDir},
+		{"POST /v1/sessions/{id}/files:mkdir", a.mkdir},
+		{"GET /v1/sessions/{id}/export", a.export},
+	}
+	return append(routes, a.procRoutes()...)
+}
+
+// Routes lists the API's route patterns ("POST /v1/sessions/{id}/exec"),
+// for a check that its description covers them all.
+func Routes() []string {
+	var out []string
+	for _, r := range (&api{}).routes() {
+		out = append(out, r.pattern)
+	}
+	return out
+}
+
+// route is one pattern of the API and its handler.
+type route struct {
+	pattern string
+	h       http.HandlerFunc
 }
 
 // authed requires the API token, when one is configured.
@@ -195,17 +253,24 @@ func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
 		// answer, the service's error stays in the log.
 		err = berr
 	}
-	status, code, msg := classify(err)
+	status, code, msg := a.classifyLogged(r, err, cause)
 	if code == CodeBusy {
 		w.Header().Set("Retry-After", "1")
 	}
+	writeError(w, status, code, msg)
+}
+
+// classifyLogged classifies err as the answer to r and logs the failure
+// with its cause.
+func (a *api) classifyLogged(r *http.Request, err, cause error) (status int, code, msg string) {
+	status, code, msg = classify(err)
 	level := slog.LevelDebug
 	if status >= http.StatusInternalServerError {
 		level = slog.LevelError
 	}
 	a.log.Log(r.Context(), level, "api request failed", "method", r.Method, "path", r.URL.Path,
 		"session_id", r.PathValue("id"), "status", status, "err", cause)
-	writeError(w, status, code, msg)
+	return status, code, msg
 }
 
 // sessionID parses the path's session id: the API's edge, where an id from
@@ -244,12 +309,17 @@ func (a *api) reply(w http.ResponseWriter, r *http.Request, v any, err error) {
 		a.fail(w, r, err)
 		return
 	}
+	a.replyStatus(w, http.StatusOK, v)
+}
+
+// replyStatus answers v as JSON with status.
+func (a *api) replyStatus(w http.ResponseWriter, status int, v any) {
 	body, err := json.Marshal(v)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, CodeInternal, "internal error")
 		return
 	}
-	writeJSON(w, http.StatusOK, body)
+	writeJSON(w, status, body)
 }
 
 // done answers err when it is set, 204 otherwise.
@@ -286,10 +356,8 @@ func (a *api) get(w http.ResponseWriter, r *http.Request) {
 func (a *api) delete(w http.ResponseWriter, r *http.Request) {
 	sid, err := sessionID(r)
 	checkpoint := false
-	if v := r.URL.Query().Get("checkpoint"); err == nil && v != "" {
-		if checkpoint, err = strconv.ParseBool(v); err != nil {
-			err = fmt.Errorf("%w: checkpoint: %q is not a boolean", session.ErrInvalidRequest, domain.Clip(v))
-		}
+	if err == nil {
+		checkpoint, err = boolParam(r, "checkpoint")
 	}
 	if err == nil {
 		err = a.svc.Delete(r.Context(), sid, checkpoint)
@@ -310,6 +378,17 @@ type execRequest struct {
 }
 
 func (a *api) exec(w http.ResponseWriter, r *http.Request) {
+	sid, req, err := execInput(w, r)
+	var res sandbox.ExecResult
+	if err == nil {
+		res, err = a.svc.Exec(r.Context(), sid, req)
+	}
+	a.reply(w, r, NewExecResponse(res), err)
+}
+
+// execInput reads the session id and the exec request of exec and
+// exec:stream.
+func execInput(w http.ResponseWriter, r *http.Request) (domain.ID, sandbox.ExecRequest, error) {
 	sid, err := sessionID(r)
 	var req execRequest
 	if err == nil {
@@ -318,13 +397,7 @@ func (a *api) exec(w http.ResponseWriter, r *http.Request) {
 	if err == nil && (req.TimeoutMS < 0 || req.TimeoutMS > maxTimeout.Milliseconds()) {
 		err = fmt.Errorf("%w: timeout_ms: must be 0 (no limit) to %d, got %d", session.ErrInvalidRequest, maxTimeout.Milliseconds(), req.TimeoutMS)
 	}
-	var res sandbox.ExecResult
-	if err == nil {
-		res, err = a.svc.Exec(r.Context(), sid, sandbox.ExecRequest{
-			Command: req.Command, Timeout: time.Duration(req.TimeoutMS) * time.Millisecond,
-		})
-	}
-	a.reply(w, r, NewExecResponse(res), err)
+	return sid, sandbox.ExecRequest{Command: req.Command, Timeout: time.Duration(req.TimeoutMS) * time.Millisecond}, err
 }
 
 // copyOut streams src to w and reports a failure mid-stream, after the

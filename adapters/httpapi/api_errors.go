@@ -41,6 +41,17 @@ const (
 	// unreadable; nothing was created or removed and the checkpoint is kept
 	// (DELETE the session to discard it).
 	CodeCheckpointUnreadable = "checkpoint_unreadable"
+	// CodeNoAgent: the session's sandbox has no in-sandbox agent, which
+	// procs and port forwarding need.
+	CodeNoAgent = "no_agent"
+	// The procs' codes: an unknown proc id; MaxRunningProcs running; a
+	// signal to a proc that has exited; stdin closed.
+	CodeProcNotFound = "proc_not_found"
+	CodeTooManyProcs = "too_many_procs"
+	CodeProcExited   = "proc_exited"
+	CodeStdinClosed  = "stdin_closed"
+	// CodePortClosed: nothing listens on the forwarded port in the sandbox.
+	CodePortClosed = "port_closed"
 )
 
 var (
@@ -86,6 +97,15 @@ var apiErrors = []apiError{
 	{sandbox.ErrImageUnusable, http.StatusUnprocessableEntity, CodeImageUnusable, false},
 	{sandbox.ErrGateUIDImage, http.StatusUnprocessableEntity, CodeGateUIDImage, false},
 	{sandbox.ErrInvalidWorkdir, http.StatusUnprocessableEntity, CodeInvalidWorkdir, false},
+	{sandbox.ErrNoAgent, http.StatusNotImplemented, CodeNoAgent, false},
+	{sandbox.ErrProcNotFound, http.StatusNotFound, CodeProcNotFound, false},
+	{sandbox.ErrTooManyProcs, http.StatusTooManyRequests, CodeTooManyProcs, false},
+	{sandbox.ErrProcExited, http.StatusConflict, CodeProcExited, false},
+	{sandbox.ErrStdinClosed, http.StatusConflict, CodeStdinClosed, false},
+	{sandbox.ErrInvalidProc, http.StatusBadRequest, CodeInvalidArgument, true},
+	{sandbox.ErrPortClosed, http.StatusBadGateway, CodePortClosed, false},
+	{ErrTooManyStreams, http.StatusTooManyRequests, CodeTooManyStreams, false},
+	{errNoSigning, http.StatusNotImplemented, CodeNotImplemented, true},
 	{errTooLarge, http.StatusRequestEntityTooLarge, CodeFileTooLarge, true},
 	{session.ErrInvalidRequest, http.StatusBadRequest, CodeInvalidArgument, false},
 	{sandbox.ErrInvalidExec, http.StatusBadRequest, CodeInvalidArgument, true},

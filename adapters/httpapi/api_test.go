@@ -255,6 +255,13 @@ func TestAuth(t *testing.T) {
 			require.Equal(t, "Bearer", a.header.Get("WWW-Authenticate"))
 		}
 	}
+	// Every route, the procs' WebSocket attach among them.
+	for _, route := range Routes() {
+		method, path, _ := strings.Cut(route, " ")
+		path = strings.NewReplacer("{id}", "ses_test", "{pid}", "p1").Replace(path)
+		a := e.do(t, method, path, nil, http.Header{"Authorization": nil})
+		require.Equal(t, http.StatusUnauthorized, a.status, route)
+	}
 	a := e.do(t, http.MethodGet, "/v1/sessions", nil, http.Header{"Authorization": {"bearer " + apiToken}})
 	require.Equal(t, http.StatusOK, a.status, "the scheme is case-insensitive")
 	require.Equal(t, []string{"list"}, e.svc.Calls(), "a refused request reached the service")
@@ -280,7 +287,7 @@ func TestRouting(t *testing.T) {
 	}{
 		{http.MethodPost, "/v1/sessions/ses_test", 405, CodeMethodNotAllowed, "PUT, GET, DELETE"},
 		{http.MethodGet, "/v1/sessions/ses_test/exec", 405, CodeMethodNotAllowed, "POST"},
-		{http.MethodDelete, "/v1/sessions/ses_test/files", 405, CodeMethodNotAllowed, "GET, PUT"},
+		{http.MethodPost, "/v1/sessions/ses_test/files", 405, CodeMethodNotAllowed, "GET, PUT, DELETE"},
 		{http.MethodPost, "/v1/sessions", 405, CodeMethodNotAllowed, "GET"},
 		{http.MethodGet, "/v1/sessions/ses_test/nothing", 404, CodeNotFound, ""},
 		{http.MethodGet, "/elsewhere", 404, CodeNotFound, ""},

@@ -156,13 +156,29 @@ func (c *Client) List(ctx context.Context) ([]ports.SessionInfo, error) {
 	return l.Infos(), err
 }
 
-// Exec is POST /v1/sessions/{id}/exec. The timeout travels in whole
-// milliseconds, rounded up; the output comes back byte for byte (from the
-// base64 fields when it is not UTF-8).
+// Exec is POST /v1/sessions/{id}/exec, or POST …/exec:stream when
+// req.Output is set (its pieces handed to the sink as they arrive). The
+// timeout travels in whole milliseconds, rounded up; the output comes back
+// byte for byte (from the base64 fields when it is not UTF-8).
 func (c *Client) Exec(ctx context.Context, sid domain.ID, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
 	in := execRequest{Command: req.Command, TimeoutMS: int64((req.Timeout + time.Millisecond - 1) / time.Millisecond)}
 	if req.Timeout < 0 {
 		in.TimeoutMS = -1
+	}
+	if req.Output != nil {
+		res, err := c.execStream(ctx, sid, in, req.Output)
+		if !isNoSuchEndpoint(err) {
+			return res, err
+		}
+		// An executor older than exec:stream: the plain exec, its output
+		// handed on at the end.
+		res, err = c.Exec(ctx, sid, sandbox.ExecRequest{Command: req.Command, Timeout: req.Timeout})
+		if err == nil {
+			stdout, stderr := sandbox.NewExecCaptures(req)
+			_, _ = stdout.Write([]byte(res.Stdout))
+			_, _ = stderr.Write([]byte(res.Stderr))
+		}
+		return res, err
 	}
 	var out ExecResponse
 	if err := c.callJSON(ctx, http.MethodPost, sessionPath(sid, "/exec"), nil, in, &out); err != nil {
@@ -258,4 +274,49 @@ func (c *Client) Export(ctx context.Context, sid domain.ID, root string) (io.Rea
 		return nil, err
 	}
 	return resp.Body, nil
+}
+
+// Stat is GET /v1/sessions/{id}/files:stat?path=.
+func (c *Client) Stat(ctx context.Context, sid domain.ID, p string) (sandbox.FileInfo, error) {
+	var out FileInfo
+	if err := c.callJSON(ctx, http.MethodGet, sessionPath(sid, "/files:stat"), url.Values{"path": {p}}, nil, &out); err != nil {
+		return sandbox.FileInfo{}, err
+	}
+	fi, err := out.Info()
+	if err != nil {
+		return sandbox.FileInfo{}, fmt.Errorf("GET files:stat: decode the answer: %w", err)
+	}
+	return fi, nil
+}
+
+// ListDir is GET /v1/sessions/{id}/files:list?path=.
+func (c *Client) ListDir(ctx context.Context, sid domain.ID, p string) ([]sandbox.FileInfo, error) {
+	var out FileList
+	if err := c.callJSON(ctx, http.MethodGet, sessionPath(sid, "/files:list"), url.Values{"path": {p}}, nil, &out); err != nil {
+		return nil, err
+	}
+	infos, err := out.Infos()
+	if err != nil {
+		return nil, fmt.Errorf("GET files:list: decode the answer: %w", err)
+	}
+	return infos, nil
+}
+
+// Remove is DELETE /v1/sessions/{id}/files?path=[&recursive=true].
+func (c *Client) Remove(ctx context.Context, sid domain.ID, p string, recursive bool) error {
+	return c.callJSON(ctx, http.MethodDelete, sessionPath(sid, "/files"), flagQuery(p, "recursive", recursive), nil, nil)
+}
+
+// Mkdir is POST /v1/sessions/{id}/files:mkdir?path=[&parents=true].
+func (c *Client) Mkdir(ctx context.Context, sid domain.ID, p string, parents bool) error {
+	return c.callJSON(ctx, http.MethodPost, sessionPath(sid, "/files:mkdir"), flagQuery(p, "parents", parents), nil, nil)
+}
+
+// flagQuery is ?path=p, with name=true when on.
+func flagQuery(p, name string, on bool) url.Values {
+	q := url.Values{"path": {p}}
+	if on {
+		q.Set(name, "true")
+	}
+	return q
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/sandgate/sandgate/adapters/internal/agentclient"
 	"github.com/sandgate/sandgate/core/agentwire"
 	"github.com/sandgate/sandgate/core/sandbox"
 )
@@ -81,7 +83,8 @@ func (s *handle) openAgent(context.Context) (io.ReadWriteCloser, error) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, err := s.exec(ctx, agentwire.Argv(), inR, outW, io.Discard)
+		argv, hello := agentclient.Launch(s.p.opts.AgentKey, string(s.uid))
+		_, err := s.exec(ctx, argv, io.MultiReader(strings.NewReader(hello), inR), outW, io.Discard)
 		if err == nil {
 			err = errors.New("agent exited")
 		}

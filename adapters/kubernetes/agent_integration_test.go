@@ -33,7 +33,7 @@ func TestAgentDelivery(t *testing.T) {
 	removeWithLabel(t, cli, agentLabelVal)
 	t.Cleanup(func() { removeWithLabel(t, cli, agentLabelVal) })
 	p, err := kubernetes.New(cfg, kubernetes.Options{Namespace: namespace,
-		Labels: map[string]string{testLabel: agentLabelVal}, AgentImage: agentImage})
+		Labels: map[string]string{testLabel: agentLabelVal}, AgentImage: agentImage, AgentKey: agentKey})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	sid := domain.NewID("ses")
@@ -52,7 +52,7 @@ func TestAgentDelivery(t *testing.T) {
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(res.Stdout), "\n")
 	require.Len(t, lines, 4, "%q", res.Stdout)
-	require.Equal(t, agentwire.Binary+" serve", strings.TrimSpace(lines[0]), "the command's parent is the agent")
+	require.Equal(t, agentwire.Binary+" daemon", strings.TrimSpace(lines[0]), "the command's parent is the agent's daemon")
 	require.Equal(t, "0 755", lines[1])
 	require.Contains(t, lines[2], "Read-only file system")
 	require.Contains(t, lines[3], "Permission denied", "the agent's descriptors are closed to its commands")
@@ -63,3 +63,8 @@ func TestAgentDelivery(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "again\n", res.Stdout)
 }
+
+// agentKey is the tests' agent key: every agent stream is a relay to its
+// sandbox's daemon, as under the executor, which derives its own key from
+// its secret key.
+func agentKey() []byte { return []byte("sandgate integration test agent key") }

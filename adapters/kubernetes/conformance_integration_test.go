@@ -108,7 +108,7 @@ func conformance(t *testing.T, cfg *rest.Config, cli k8s.Interface, base string,
 	})
 	newProvider := func(tk ports.GateTokenIssuer) ports.Provider {
 		p, err := kubernetes.New(cfg, kubernetes.Options{Namespace: namespace, Labels: o.labels, Tokens: tk,
-			NetsetupImage: netsetupImage, SeccompProfile: o.profile, AgentImage: o.agentImage})
+			NetsetupImage: netsetupImage, SeccompProfile: o.profile, AgentImage: o.agentImage, AgentKey: agentKey})
 		require.NoError(t, err)
 		mu.Lock()
 		made = append(made, p)

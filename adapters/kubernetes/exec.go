@@ -19,8 +19,7 @@ func (s scripts) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.Exe
 		return sandbox.ExecResult{}, err
 	}
 	deadline := sandbox.ExecDeadline(req.Timeout)
-	stdout := sandbox.NewCapture(sandbox.MaxOutputBytes)
-	stderr := sandbox.NewCapture(sandbox.MaxOutputBytes)
+	stdout, stderr := sandbox.NewExecCaptures(req)
 	hdr := sandbox.NewHeaderStripper(stderr)
 	streamCtx, cancel := context.WithCancel(ctx)
 	defer cancel()

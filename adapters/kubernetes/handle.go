@@ -49,14 +49,19 @@ func (p *Provider) handle(pod *corev1.Pod, workdir string) *handle {
 // withPlane sets h's data plane: over conn, the pod's agent, or the
 // fallback when conn is nil.
 func (h *handle) withPlane(conn *agentclient.Conn) *handle {
-	h.Plane = agentclient.Plane{Conn: conn, Fallback: scripts{h}, Lost: h.lost, Workdir: h.workdir, BulkRoot: h.workdir,
+	h.Plane = agentclient.Plane{Conn: conn, Fallback: scripts{h, agentclient.MetaScripts{Run: h.run}}, Lost: h.lost, Workdir: h.workdir, BulkRoot: h.workdir,
 		KillGroup: agentclient.KillGroupVia(h.runCode), GroupAlive: agentclient.GroupAliveVia(h.runCode),
 		Observe: h.p.opts.ObserveDataPlane}
 	return h
 }
 
-// scripts is a handle's fallback data plane (exec.go, files.go, stream.go).
-type scripts struct{ *handle }
+// scripts is a handle's fallback data plane (exec.go, files.go, stream.go;
+// stat, list, remove and mkdir are the shared MetaScripts on run, which win
+// over the handle's own Plane methods by being shallower).
+type scripts struct {
+	*handle
+	agentclient.MetaScripts
+}
 
 // envPodUID is the sandbox container's environment variable holding its
 // pod's UID, from the downward API (podUIDEnv). An exec addresses a pod by

@@ -38,12 +38,16 @@ func tcpEcho(t *testing.T) string {
 
 // TestTunnelIdleTimeoutOpaque: an opaque tunnel that moves no byte for
 // TunnelIdleTimeout is closed and its slot freed; one that keeps talking
-// outlives the timeout several times over.
+// outlives the timeout several times over. The busy tunnel talks without
+// pause and the timeout is a whole second, so only a process stall longer
+// than that (not a slow scheduler under -race on two cores, which closed a
+// tunnel pausing 100 ms against a 300 ms timeout) could close it.
 func TestTunnelIdleTimeoutOpaque(t *testing.T) {
 	t.Parallel()
+	const idleTimeout = time.Second
 	addr := tcpEcho(t)
 	cfg := limited([]string{"127.0.0.1"}, nil, nil)
-	h := start(t, Options{TunnelIdleTimeout: testIdle}, &cfg)
+	h := start(t, Options{TunnelIdleTimeout: idleTimeout}, &cfg)
 
 	_, idle := connect(t, h.addr, addr)
 	busy, br := connect(t, h.addr, addr)
@@ -52,13 +56,12 @@ func TestTunnelIdleTimeoutOpaque(t *testing.T) {
 		_, err := io.Copy(io.Discard, idle)
 		closed <- err
 	}()
-	for range 8 { // 8 × 100 ms: more than twice the timeout
+	for end := time.Now().Add(5 * idleTimeout / 2); time.Now().Before(end); {
 		_, err := io.WriteString(busy, "x")
 		require.NoError(t, err)
 		b, err := br.ReadByte()
 		require.NoError(t, err, "an active tunnel must stay open")
 		require.Equal(t, byte('x'), b)
-		time.Sleep(testIdle / 3)
 	}
 	select {
 	case err := <-closed:

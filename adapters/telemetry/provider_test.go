@@ -90,6 +90,12 @@ func TestProviderSpansAreChildrenWithSessionIDs(t *testing.T) {
 	require.NoError(t, sb.WriteFile(ctx, "/x", []byte(secretEnv)))
 	require.NoError(t, sb.WriteFileStream(ctx, "/x", strings.NewReader(secretEnv), int64(len(secretEnv))))
 	require.NoError(t, sb.WriteFiles(ctx, []sandbox.FileWrite{{Path: "/a", Data: []byte(secretEnv)}}))
+	_, err = sb.Stat(ctx, "/workspace/"+secretEnv)
+	require.NoError(t, err)
+	_, err = sb.List(ctx, "/workspace")
+	require.NoError(t, err)
+	require.NoError(t, sb.Mkdir(ctx, "/workspace/"+secretEnv+"d", true))
+	require.NoError(t, sb.Remove(ctx, "/workspace/"+secretEnv+"d", true))
 	_, err = w.p.Attach(ctx, domain.MustParseSessionID("ses_a"))
 	require.NoError(t, err)
 	rc, err = w.p.Export(ctx, domain.MustParseSessionID("ses_a"), "/workspace")
@@ -118,7 +124,8 @@ func TestProviderSpansAreChildrenWithSessionIDs(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"Provider.Provision", "Sandbox.Exec", "Sandbox.ReadFile", "Sandbox.ReadFileStream",
-		"Sandbox.WriteFile", "Sandbox.WriteFileStream", "Sandbox.WriteFiles", "Provider.Attach", "Provider.Export",
+		"Sandbox.WriteFile", "Sandbox.WriteFileStream", "Sandbox.WriteFiles", "Sandbox.Stat", "Sandbox.List", "Sandbox.Mkdir",
+		"Sandbox.Remove", "Provider.Attach", "Provider.Export",
 		"Provider.Owned", "Sandbox.Destroy", "Provider.Reap", "PUT /v1/sessions/{id}"}, names)
 	exec := ended[1]
 	require.Equal(t, int64(3), attrOf(exec, "sandgate.exec.exit_code").AsInt64())

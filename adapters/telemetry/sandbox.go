@@ -117,3 +117,41 @@ func (s *Sandbox) Destroy(ctx context.Context) (err error) {
 	})
 	return err
 }
+
+// Stat implements ports.Sandbox.
+func (s *Sandbox) Stat(ctx context.Context, path string) (fi sandbox.FileInfo, err error) {
+	s.op(ctx, "Stat", func(ctx context.Context) error {
+		fi, err = s.next.Stat(ctx, path)
+		return err
+	})
+	return fi, err
+}
+
+// List implements ports.Sandbox. The span has the entry count, never a
+// name.
+func (s *Sandbox) List(ctx context.Context, path string) (infos []sandbox.FileInfo, err error) {
+	s.op(ctx, "List", func(ctx context.Context) error {
+		infos, err = s.next.List(ctx, path)
+		trace.SpanFromContext(ctx).SetAttributes(attribute.Int("sandgate.files", len(infos)))
+		return err
+	})
+	return infos, err
+}
+
+// Remove implements ports.Sandbox.
+func (s *Sandbox) Remove(ctx context.Context, path string, recursive bool) (err error) {
+	s.op(ctx, "Remove", func(ctx context.Context) error {
+		err = s.next.Remove(ctx, path, recursive)
+		return err
+	}, attribute.Bool("sandgate.recursive", recursive))
+	return err
+}
+
+// Mkdir implements ports.Sandbox.
+func (s *Sandbox) Mkdir(ctx context.Context, path string, parents bool) (err error) {
+	s.op(ctx, "Mkdir", func(ctx context.Context) error {
+		err = s.next.Mkdir(ctx, path, parents)
+		return err
+	}, attribute.Bool("sandgate.parents", parents))
+	return err
+}

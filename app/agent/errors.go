@@ -23,20 +23,26 @@ var errLengthRequired = fmt.Errorf("Content-Length required: %w", errInvalid)
 // statusOf is the HTTP status of each error code: 404 for a missing path,
 // 409 for a path whose kind conflicts with the operation, 403 for what the
 // sandbox's user may not do, 422 for a body or file whose size is wrong,
-// 400 for the request's own faults, 500 for the rest.
+// 400 for the request's own faults, 500 for the rest; for procs, 404 for an
+// unknown id, 429 for one too many, 409 for a proc past what is asked.
 var statusOf = map[string]int{
-	agentwire.CodeFileNotExist:   http.StatusNotFound,
-	agentwire.CodeIsDirectory:    http.StatusConflict,
-	agentwire.CodeNotDirectory:   http.StatusConflict,
-	agentwire.CodeNotRegularFile: http.StatusConflict,
-	agentwire.CodeNotReplaceable: http.StatusConflict,
-	agentwire.CodeNotWritable:    http.StatusForbidden,
-	agentwire.CodeNotReadable:    http.StatusForbidden,
-	agentwire.CodeFileTooLarge:   http.StatusUnprocessableEntity,
-	agentwire.CodeSizeMismatch:   http.StatusUnprocessableEntity,
-	agentwire.CodeShortDelivery:  http.StatusUnprocessableEntity,
-	agentwire.CodeInvalid:        http.StatusBadRequest,
-	agentwire.CodeInternal:       http.StatusInternalServerError,
+	agentwire.CodeFileNotExist:      http.StatusNotFound,
+	agentwire.CodeIsDirectory:       http.StatusConflict,
+	agentwire.CodeNotDirectory:      http.StatusConflict,
+	agentwire.CodeNotRegularFile:    http.StatusConflict,
+	agentwire.CodeNotReplaceable:    http.StatusConflict,
+	agentwire.CodeNotWritable:       http.StatusForbidden,
+	agentwire.CodeNotReadable:       http.StatusForbidden,
+	agentwire.CodeFileTooLarge:      http.StatusUnprocessableEntity,
+	agentwire.CodeSizeMismatch:      http.StatusUnprocessableEntity,
+	agentwire.CodeShortDelivery:     http.StatusUnprocessableEntity,
+	agentwire.CodeProcNotFound:      http.StatusNotFound,
+	agentwire.CodeTooManyProcs:      http.StatusTooManyRequests,
+	agentwire.CodeProcExited:        http.StatusConflict,
+	agentwire.CodeStdinClosed:       http.StatusConflict,
+	agentwire.CodeInvalid:           http.StatusBadRequest,
+	agentwire.CodeConnectionRefused: http.StatusBadGateway,
+	agentwire.CodeInternal:          http.StatusInternalServerError,
 }
 
 // pathError is a classified failure about one path: sentinel is one of

@@ -139,37 +139,36 @@ func (s *Server) start(req agentwire.ExecRequest) (*run, error) {
 		}
 		pipes[i] = [2]*os.File{rd, wr}
 	}
-	cmd, release, err := gatedCommand(s.opts.Self, req.Command)
-	if err != nil {
-		closeAll(pipes)
-		return nil, err
-	}
-	cmd.Dir = req.Workdir
-	cmd.Stdout, cmd.Stderr = pipes[0][1], pipes[1][1]
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	rn := &run{s: s, cmd: cmd, secs: req.DeadlineSeconds, deadline: seconds(req.DeadlineSeconds),
+	rn := &run{s: s, secs: req.DeadlineSeconds, deadline: seconds(req.DeadlineSeconds),
 		chunks: make(chan chunk), quit: make(chan struct{}), waited: make(chan struct{})}
-	rn.release = release
 	rn.started = time.Now()
-	err = cmd.Start()
+	cmd, release, err := s.holder().start(req.Command, func(cmd *exec.Cmd) {
+		cmd.Dir = req.Workdir
+		cmd.Stdout, cmd.Stderr = pipes[0][1], pipes[1][1]
+	})
 	_ = pipes[0][1].Close()
 	_ = pipes[1][1].Close()
 	if err != nil {
-		release(false)
 		_ = pipes[0][0].Close()
 		_ = pipes[1][0].Close()
 		return nil, fmt.Errorf("exec: start /bin/bash: %w", err)
 	}
+	rn.cmd = cmd
 	rn.pid = cmd.Process.Pid
+	// The waiter starts with the release: a held (traced) command's stop
+	// must be left to the holder, not reaped as an exit.
+	rn.release = func(run bool) {
+		release(run)
+		go func() {
+			_ = cmd.Wait()
+			rn.reaped = time.Since(rn.started)
+			close(rn.waited)
+		}()
+	}
 	s.track(rn.pid)
 	if rn.deadline > 0 {
 		rn.expiry = newExpiry(rn.pid, rn.deadline-time.Since(rn.started))
 	}
-	go func() {
-		_ = cmd.Wait()
-		rn.reaped = time.Since(rn.started)
-		close(rn.waited)
-	}()
 	for i := range rn.pumps {
 		rn.pumps[i] = newPump(pipes[i][0], i == 1)
 		go rn.pumps[i].run(rn.chunks, rn.quit)
@@ -255,10 +254,29 @@ func (rn *run) forward(ctx context.Context, out *eventWriter, until <-chan struc
 		case <-until:
 			return true
 		case <-ctx.Done():
+			if cutOff(ctx) {
+				rn.abandon()
+				return false
+			}
 			killGroup(rn.pid)
 			rn.expiry.stop()
 			<-rn.waited
 			return false
+		}
+	}
+}
+
+// abandon leaves the command to its end or its deadline, its output going
+// nowhere: its caller was cut off (a daemon's relay died, killed by a
+// command), and the executor follows it from outside, as when a command
+// kills a `serve` agent.
+func (rn *run) abandon() {
+	for {
+		select {
+		case <-rn.chunks:
+		case <-rn.expiry.markC():
+		case <-rn.waited:
+			return
 		}
 	}
 }

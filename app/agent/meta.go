@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -65,34 +66,38 @@ func stat(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, fileInfo(p, p, fi))
 }
 
-// list serves PathList: a directory's entries, lstat'ed, sorted by name. An
-// entry removed between the directory read and its lstat is left out.
+// list serves PathList: a directory's entries, lstat'ed, sorted by name,
+// at most sandbox.MaxListEntries (more is file_too_large: a listing is never
+// answered in part). An entry removed between the directory read and its
+// lstat is left out.
 func list(w http.ResponseWriter, r *http.Request) {
 	p, err := anyPath(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	entries, err := readDir(p)
+	names, err := readDir(p)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	out := make([]agentwire.FileInfo, 0, len(entries))
-	for _, e := range entries {
-		full := path.Join(p, e.Name())
+	out := make([]agentwire.FileInfo, 0, len(names))
+	for _, name := range names {
+		full := path.Join(p, name)
 		fi, err := os.Lstat(full)
 		if err != nil {
 			continue
 		}
-		out = append(out, fileInfo(e.Name(), full, fi))
+		out = append(out, fileInfo(name, full, fi))
 	}
 	slices.SortFunc(out, func(a, b agentwire.FileInfo) int { return strings.Compare(a.Name, b.Name) })
 	writeJSON(w, out)
 }
 
-// readDir reads directory p, classifying its faults like a read's.
-func readDir(p string) ([]os.DirEntry, error) {
+// readDir reads the names in directory p, classifying its faults like a
+// read's, and refuses one of more than sandbox.MaxListEntries without
+// reading further: the bound holds the agent's memory too.
+func readDir(p string) ([]string, error) {
 	if err := checkParent(p); err != nil {
 		return nil, err
 	}
@@ -103,11 +108,24 @@ func readDir(p string) ([]os.DirEntry, error) {
 	case !fi.IsDir():
 		return nil, fault(p, sandbox.ErrNotDirectory, "")
 	}
-	entries, err := os.ReadDir(p)
+	d, err := os.Open(p)
 	if err != nil {
 		return nil, openFault(p, err)
 	}
-	return entries, nil
+	defer func() { _ = d.Close() }()
+	var names []string
+	for {
+		batch, err := d.Readdirnames(1024)
+		names = append(names, batch...)
+		switch {
+		case len(names) > sandbox.MaxListEntries:
+			return nil, fault(p, sandbox.ErrTooManyEntries, "")
+		case errors.Is(err, io.EOF):
+			return names, nil
+		case err != nil:
+			return nil, openFault(p, err)
+		}
+	}
 }
 
 // fileInfo describes fi, the lstat of full.
@@ -180,9 +198,9 @@ func removePath(p string, recursive bool) error {
 
 // mkdir serves PathMkdir: a directory 0755 whatever the umask; with
 // parents, its missing parents too (0755). A directory already there (or a
-// symlink to one) is success either way, so a retried call answers the
-// same; a non-directory there is not_directory, a missing parent without
-// parents file_not_exist.
+// symlink to one) is success with parents, as `mkdir -p` has it, and
+// is_directory without, as mkdir(2)'s EEXIST; a non-directory there is
+// not_directory, a missing parent without parents file_not_exist.
 func mkdir(w http.ResponseWriter, r *http.Request) {
 	p, err := anyPath(r)
 	var parents bool
@@ -203,13 +221,14 @@ func makeDir(p string, parents bool) error {
 	if err := checkBlocked(p, p); err != nil {
 		return err
 	}
-	if isDir(p) {
+	switch {
+	case isDir(p) && parents:
 		return nil
-	}
-	if parents {
+	case isDir(p):
+		return fault(p, sandbox.ErrIsDirectory, "directory exists")
+	case parents:
 		return mkdirs(p, p)
-	}
-	if !isDir(path.Dir(p)) {
+	case !isDir(path.Dir(p)):
 		return fault(p, sandbox.ErrFileNotExist, "parent directory missing")
 	}
 	return mkdirs(p, p)

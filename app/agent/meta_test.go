@@ -101,15 +101,17 @@ func TestMkdir(t *testing.T) {
 	}
 	requireNoContent(t, mk(d+"/new"))
 	require.Equal(t, os.ModeDir|0o755, modeOf(t, d+"/new")|os.ModeDir)
-	requireNoContent(t, mk(d+"/new"))      // an existing directory is success
-	requireNoContent(t, mk(d+"/link-dir")) // so is a symlink to one
+	requireFault(t, mk(d+"/new"), http.StatusConflict, agentwire.CodeIsDirectory) // exists: mkdir(2)'s EEXIST
+	requireNoContent(t, mk(d+"/new", agentwire.QueryParents, "1"))                // but fine for mkdir -p
+	requireNoContent(t, mk(d+"/link-dir", agentwire.QueryParents, "1"))           // so is a symlink to one
 	requireFault(t, mk(d+"/a/b"), http.StatusNotFound, agentwire.CodeFileNotExist)
 	requireNoContent(t, mk(d+"/a/b", agentwire.QueryParents, "true"))
 	require.Equal(t, os.FileMode(0o755), modeOf(t, d+"/a"))
 	require.Equal(t, os.FileMode(0o755), modeOf(t, d+"/a/b"))
 	requireFault(t, mk(d+"/empty"), http.StatusConflict, agentwire.CodeNotDirectory)
 	requireFault(t, mk(d+"/blk/x", agentwire.QueryParents, "1"), http.StatusConflict, agentwire.CodeNotDirectory)
-	requireNoContent(t, mk("/"))
+	requireNoContent(t, mk("/", agentwire.QueryParents, "1"))
+	requireFault(t, mk("/"), http.StatusConflict, agentwire.CodeIsDirectory)
 	requireFault(t, mk("/proc/sandgate-test", agentwire.QueryParents, "1"), http.StatusForbidden, agentwire.CodeNotWritable)
 }
 

@@ -5,6 +5,8 @@ import (
 	"os"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // After the command's leader is reaped, its output is drained until EOF,
@@ -66,8 +68,11 @@ func (p *pump) run(out chan<- chunk, quit <-chan struct{}) {
 		switch {
 		case err == nil:
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			stop()
 			_ = p.f.SetReadDeadline(time.Time{})
+			if delivering {
+				p.sweep(buf, out, quit)
+			}
+			stop()
 		default:
 			return // EOF, or the pipe failed: nothing more will come
 		}
@@ -75,6 +80,36 @@ func (p *pump) run(out chan<- chunk, quit <-chan struct{}) {
 		case <-quit:
 			stop()
 		default:
+		}
+	}
+}
+
+// sweepReads bounds sweep: what a full pipe can hold (1 MiB at most on
+// Linux), not a straggler that keeps writing.
+const sweepReads = 32
+
+// sweep delivers, without waiting, what the pipe holds when the drain's
+// deadline passes. The deadline measures silence by the clock, and a pump
+// that was not scheduled for drainIdle (a loaded machine) would otherwise
+// stop with bytes the command wrote before it ended still in the pipe:
+// Go's poller answers an expired deadline before it tries the read.
+func (p *pump) sweep(buf []byte, out chan<- chunk, quit <-chan struct{}) {
+	rc, err := p.f.SyscallConn()
+	if err != nil {
+		return
+	}
+	for range sweepReads {
+		n := 0
+		if err := rc.Read(func(fd uintptr) bool {
+			n, _ = unix.Read(int(fd), buf) // EAGAIN (empty) or EOF: n <= 0
+			return true
+		}); err != nil || n <= 0 {
+			return
+		}
+		select {
+		case out <- chunk{stderr: p.stderr, data: append([]byte(nil), buf[:n]...)}:
+		case <-quit:
+			return
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/sandgate/sandgate/core/agentwire"
@@ -13,10 +14,15 @@ import (
 // commands it runs, so that the agent can kill them all when its caller is
 // gone for good (KillAll).
 type Server struct {
-	opts   Options
-	mux    *http.ServeMux
-	mu     sync.Mutex
-	groups map[int]struct{}
+	opts Options
+	// noPtrace: the ptrace hold failed here once; commands are held by the
+	// gate pipe from then on (gated.go).
+	noPtrace atomic.Bool
+	mux      *http.ServeMux
+	mu       sync.Mutex
+	groups   map[int]struct{}
+	procs    *Procs
+	ownProcs bool
 }
 
 // Options configure a Server.
@@ -25,11 +31,21 @@ type Options struct {
 	// until its pid is reported (gated.go). Empty: commands start at once
 	// (tests of the handler alone).
 	Self string
+	// NoPtrace holds commands with the gate pipe only, never with ptrace
+	// (tests of that holder; a host whose audit would log every ptrace).
+	NoPtrace bool
+	// Procs, when set, is shared with other Servers (a daemon's, one Server
+	// per stream): its procs outlive this Server's stream, and KillAll
+	// leaves them. Nil: the Server has its own, which KillAll kills.
+	Procs *Procs
 }
 
 // New returns a Server with every route of agentwire.
 func New(opts Options) *Server {
-	s := &Server{opts: opts, mux: http.NewServeMux(), groups: map[int]struct{}{}}
+	s := &Server{opts: opts, mux: http.NewServeMux(), groups: map[int]struct{}{}, procs: opts.Procs, ownProcs: opts.Procs == nil}
+	if s.ownProcs {
+		s.procs = NewProcs()
+	}
 	s.mux.HandleFunc("GET "+agentwire.PathVersion, version)
 	s.mux.HandleFunc("POST "+agentwire.PathExec, s.exec)
 	s.mux.HandleFunc("GET "+agentwire.PathFile, readFile)
@@ -39,16 +55,26 @@ func New(opts Options) *Server {
 	s.mux.HandleFunc("GET "+agentwire.PathList, list)
 	s.mux.HandleFunc("POST "+agentwire.PathRemove, remove)
 	s.mux.HandleFunc("POST "+agentwire.PathMkdir, mkdir)
+	s.mux.HandleFunc("POST "+agentwire.PathStage, stageFile)
+	s.mux.HandleFunc("POST "+agentwire.PathLand, landFile)
+	s.mux.HandleFunc("POST "+agentwire.PathFilesStage, stageFiles)
+	s.mux.HandleFunc("POST "+agentwire.PathFilesLand, landFiles)
+	s.handleProcs()
+	s.mux.HandleFunc("POST "+agentwire.PathForward, forward)
 	return s
 }
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// KillAll SIGKILLs the process group of every command still running: what
-// the agent does when its stdin ends (the executor or the engine went
-// away), as the fallback wrapper's lifeline does for its one command.
+// KillAll SIGKILLs the process group of every command still running, and
+// of its own procs (not shared ones): what the agent does when its stdin
+// ends (the executor or the engine went away), as the fallback wrapper's
+// lifeline does for its one command.
 func (s *Server) KillAll() {
+	if s.ownProcs {
+		s.procs.KillAll()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for pgid := range s.groups {

@@ -45,6 +45,19 @@ func writeFile(w http.ResponseWriter, r *http.Request) {
 // was. No fsync: the fallback path does none either, and a sandbox is
 // disposable (a crash of its kernel loses the sandbox, not just a file).
 func writeAtomic(target string, src io.Reader, size int64) error {
+	if err := prepareTarget(target); err != nil {
+		return err
+	}
+	tmp, err := stage(target, src, size, true)
+	if err != nil {
+		return err
+	}
+	return land(target, tmp)
+}
+
+// prepareTarget answers a write's path faults before a byte travels, in
+// write.sh's order, and makes target's parents.
+func prepareTarget(target string) error {
 	if err := checkParent(target); err != nil {
 		return err
 	}
@@ -54,14 +67,7 @@ func writeAtomic(target string, src io.Reader, size int64) error {
 	if err := checkReplaceable(target); err != nil {
 		return err
 	}
-	if err := mkdirs(path.Dir(target), target); err != nil {
-		return err
-	}
-	tmp, err := stage(target, src, size, true)
-	if err != nil {
-		return err
-	}
-	return land(target, tmp)
+	return mkdirs(path.Dir(target), target)
 }
 
 // tempName is a fresh temporary name beside target, CONTRACT §0's

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
@@ -18,12 +19,31 @@ func (s *Service) Exec(ctx context.Context, sid domain.ID, req sandbox.ExecReque
 	if err := session.CheckExec(req); err != nil {
 		return sandbox.ExecResult{}, err
 	}
+	retry := always
+	if req.Output != nil {
+		// A streamed exec is run again on a fresh handle only if nothing
+		// reached the caller: a second run's pieces would restart at
+		// offset 0 after the first run's.
+		sink := &seenSink{OutputSink: req.Output}
+		req.Output, retry = sink, func() bool { return !sink.seen.Load() }
+	}
 	var res sandbox.ExecResult
-	err := s.call(ctx, sid, always, func(sb ports.Sandbox) (err error) {
+	err := s.call(ctx, sid, retry, func(sb ports.Sandbox) (err error) {
 		res, err = sb.Exec(ctx, req)
 		return err
 	})
 	return res, err
+}
+
+// seenSink remembers whether any output went through it.
+type seenSink struct {
+	sandbox.OutputSink
+	seen atomic.Bool
+}
+
+func (s *seenSink) Output(stream sandbox.Stream, offset int64, data []byte) {
+	s.seen.Store(true)
+	s.OutputSink.Output(stream, offset, data)
 }
 
 // ReadFile streams a file out of the session's sandbox. The session counts

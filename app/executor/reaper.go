@@ -219,6 +219,12 @@ func (r *Reaper) reap(ctx context.Context, sid domain.ID) (ReapResult, bool) {
 	}
 	c := r.candidate(sid, recorded, rec.LastActive, s.now())
 	reason, ok := r.policy.Decide(c, s.now())
+	if ok && reason == ReasonIdle && s.procsRunning(ctx, sid) {
+		// A background command is work: the session is active while one
+		// runs, recorded so other executors' reapers see it too.
+		s.touch(ctx, sid)
+		return ReapResult{}, false
+	}
 	if !ok || !s.activity.claim(sid, false) {
 		return ReapResult{}, false
 	}

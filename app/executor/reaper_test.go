@@ -366,3 +366,41 @@ func TestFailedRestoreKeepsCheckpoint(t *testing.T) {
 	_, _, err = r.cp.Get(ctx, sid)
 	require.ErrorIs(t, err, ports.ErrCheckpointNotFound, "and only then deletes the checkpoint")
 }
+
+// TestProvisionIsActivityUntilItReturns: a provision slower than the idle
+// TTL leaves its session active from its end, not its start.
+func TestProvisionIsActivityUntilItReturns(t *testing.T) {
+	t.Parallel()
+	r := newReapEnv(t, 1<<20)
+	ctx := context.Background()
+	r.prov.Hook(portfake.OpProvision, func(context.Context, domain.ID) error {
+		r.clock.advance(2 * policy.IdleTTL)
+		return nil
+	})
+	sid := r.provision(t, nil)
+	rec, err := r.store.GetSession(ctx, sid)
+	require.NoError(t, err)
+	require.Equal(t, r.clock.Now().UnixMilli(), rec.LastActive.UnixMilli(), "the stored activity is the provision's end")
+	require.Empty(t, r.reaper.Round(ctx), "a session just provisioned was reaped")
+}
+
+// TestReaperKeepsSessionsWithRunningProcs: a session idle for the TTL whose
+// sandbox runs a background proc is not reaped (and its activity is
+// recorded); once the proc has ended, it is.
+func TestReaperKeepsSessionsWithRunningProcs(t *testing.T) {
+	t.Parallel()
+	r := newReapEnv(t, 1<<20)
+	ctx := context.Background()
+	sid := r.provision(t, nil)
+	p, err := r.svc.Procs(sid).StartProc(ctx, sandbox.ProcStart{Command: "sleep 1000"})
+	require.NoError(t, err)
+	r.clock.advance(2 * time.Minute)
+	require.Empty(t, r.reaper.Round(ctx), "a running proc is activity")
+	rec, err := r.store.GetSession(ctx, sid)
+	require.NoError(t, err)
+	require.True(t, rec.LastActive.Equal(r.clock.Now()), "recorded for the other executors: %v", rec.LastActive)
+
+	require.NoError(t, r.svc.Procs(sid).SignalProc(ctx, p.ID, "KILL"))
+	r.clock.advance(2 * time.Minute)
+	require.Equal(t, []string{sid.String() + " idle checkpointed"}, outcomes(r.reaper.Round(ctx)))
+}

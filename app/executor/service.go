@@ -130,7 +130,11 @@ func (s *Service) Provision(ctx context.Context, sid domain.ID, req session.Requ
 		}
 	}
 	s.handles.put(sid, sb)
-	s.activity.stored(sid, rec.LastActive)
+	// A provision is activity until it returns: one slower than the idle
+	// TTL (a pull, a loaded engine) must not hand back a session that is
+	// already reapable.
+	s.touch(ctx, sid)
+	s.activity.stored(sid, s.now())
 	return ports.SessionInfo{
 		ID: sid, SandboxID: sb.ID(), Image: spec.Image, Workdir: spec.Workdir,
 		Networking: networking(rec), Gated: spec.Gate != nil, State: ports.StateRunning,

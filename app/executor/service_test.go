@@ -232,6 +232,10 @@ func TestRefusedBeforeTheSandbox(t *testing.T) {
 			return e.svc.WriteFiles(ctx, sid, []sandbox.FileWrite{{Path: "/a"}, {Path: "rel"}})
 		}, "files[1].path"},
 		{"export root /", func() error { _, err := e.svc.Export(ctx, sid, "/"); return err }, "root \"/\""},
+		{"stat relative", func() error { _, err := e.svc.Stat(ctx, sid, "a"); return err }, "not absolute"},
+		{"list unclean", func() error { _, err := e.svc.ListDir(ctx, sid, "/a/"); return err }, "not clean"},
+		{"remove /", func() error { return e.svc.Remove(ctx, sid, "/", true) }, "refusing to remove the root"},
+		{"mkdir empty", func() error { return e.svc.Mkdir(ctx, sid, "", true) }, "path: empty"},
 	} {
 		err := tc.call()
 		require.ErrorIs(t, err, session.ErrInvalidRequest, tc.name)

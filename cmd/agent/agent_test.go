@@ -42,8 +42,17 @@ type agentProc struct {
 // user when cred is not nil.
 func startAgent(t testing.TB, cred *syscall.Credential) *agentProc {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(binDir, "sandgate-agent"), "serve")
+	return launchAgent(t, cred, "serve", nil, "")
+}
+
+// launchAgent runs `sandgate-agent verb` in a group of its own with env
+// added to the test's, writes first (when not empty) to its stdin and
+// speaks yamux after it, as a provider does.
+func launchAgent(t testing.TB, cred *syscall.Credential, verb string, env []string, first string) *agentProc {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "sandgate-agent"), verb)
 	cmd.Dir = binDir
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
 	stdin, err := cmd.StdinPipe()
@@ -51,6 +60,10 @@ func startAgent(t testing.TB, cred *syscall.Credential) *agentProc {
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
+	if first != "" {
+		_, err := io.WriteString(stdin, first)
+		require.NoError(t, err)
+	}
 	a := &agentProc{cmd: cmd, stdin: stdin, exited: make(chan error, 1)}
 	go func() { a.exited <- cmd.Wait() }()
 	t.Cleanup(func() {

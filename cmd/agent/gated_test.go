@@ -24,23 +24,28 @@ import (
 // event's write is held here; the command must not run meanwhile.
 func TestCommandHeldUntilPidSent(t *testing.T) {
 	t.Parallel()
-	marker := filepath.Join(t.TempDir(), "ran")
-	srv := agent.New(agent.Options{Self: filepath.Join(binDir, "sandgate-agent")})
-	body, err := json.Marshal(agentwire.ExecRequest{Command: "touch " + marker})
-	require.NoError(t, err)
-	w := &heldWriter{header: http.Header{}, held: make(chan struct{}), go_: make(chan struct{})}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		srv.ServeHTTP(w, httptest.NewRequest(http.MethodPost, agentwire.PathExec, bytes.NewReader(body)))
-	}()
-	<-w.held
-	time.Sleep(300 * time.Millisecond)
-	require.NoFileExists(t, marker, "the command ran before its pid was sent")
-	close(w.go_)
-	<-done
-	require.FileExists(t, marker)
-	require.Contains(t, w.body.String(), `"pid":`)
+	for name, noPtrace := range map[string]bool{"ptrace": false, "pipe": true} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			marker := filepath.Join(t.TempDir(), "ran")
+			srv := agent.New(agent.Options{Self: filepath.Join(binDir, "sandgate-agent"), NoPtrace: noPtrace})
+			body, err := json.Marshal(agentwire.ExecRequest{Command: "touch " + marker})
+			require.NoError(t, err)
+			w := &heldWriter{header: http.Header{}, held: make(chan struct{}), go_: make(chan struct{})}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				srv.ServeHTTP(w, httptest.NewRequest(http.MethodPost, agentwire.PathExec, bytes.NewReader(body)))
+			}()
+			<-w.held
+			time.Sleep(300 * time.Millisecond)
+			require.NoFileExists(t, marker, "the command ran before its pid was sent")
+			close(w.go_)
+			<-done
+			require.FileExists(t, marker)
+			require.Contains(t, w.body.String(), `"pid":`)
+		})
+	}
 }
 
 // heldWriter is a streaming ResponseWriter whose first Flush (the pid

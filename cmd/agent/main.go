@@ -1,29 +1,29 @@
-// Command sandgate-agent is the in-sandbox agent: `sandgate-agent serve`
-// serves core/agentwire's routes (app/agent) over its stdin and stdout,
-// multiplexed by yamux (it is the yamux server), until stdin ends. A
-// provider starts it with one engine exec per sandbox (agentwire.Argv), so
-// nothing listens on the sandbox's network.
+// Command sandgate-agent is the in-sandbox agent. A provider starts it with
+// one engine exec per sandbox and speaks core/agentwire's routes (app/agent)
+// to it over that exec's stdin and stdout, multiplexed by yamux (the agent
+// is the yamux server), so nothing listens on the sandbox's network:
+//
+//   - `relay` (agentwire.RelayArgv) reads the sandbox's token as its first
+//     line, then relays the stream to the sandbox's `daemon`, starting it
+//     when none answers. The daemon owns the procs, so they outlive the
+//     stream (an executor restart). A stream that cannot reach a daemon is
+//     served by the relay itself, as `serve` would.
+//   - `serve` (agentwire.Argv) serves the stream itself until stdin ends,
+//     then kills everything it started, procs included.
 package main
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"log"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 
-	"github.com/hashicorp/yamux"
 	"golang.org/x/sys/unix"
 
 	"github.com/sandgate/sandgate/app/agent"
 )
-
-// streamWindow is each yamux stream's receive window: large enough that a
-// write of many MiB is not held to one 256 KiB window per round trip.
-const streamWindow = 4 << 20
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
@@ -39,8 +39,8 @@ func run(args []string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Wr
 			return 1
 		}
 		return 0
-	case len(args) != 1 || args[0] != "serve":
-		logger.Print("usage: sandgate-agent serve | install DIR")
+	case len(args) != 1:
+		logger.Print(usage)
 		return 2
 	}
 	// Non-dumpable before anything else: the sandbox's processes run as the
@@ -51,43 +51,40 @@ func run(args []string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Wr
 		return 1
 	}
 	// A write to a stdout whose reader is gone must be an error, not a
-	// SIGPIPE death that would skip the kill below. Notify, not Ignore: an
-	// ignored signal would stay ignored in every command the agent runs.
+	// SIGPIPE death that would skip the kill in serveAlone. Notify, not
+	// Ignore: an ignored signal would stay ignored in every command the
+	// agent runs.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	if err := serve(stdio{stdin, stdout}, logger); err != nil {
+	var err error
+	switch args[0] {
+	case "serve":
+		err = serveAlone(stdio{stdin, stdout}, logger)
+	case "relay":
+		err = relay(stdio{stdin, stdout}, logger)
+	case "daemon":
+		err = daemon(logger)
+	default:
+		logger.Print(usage)
+		return 2
+	}
+	if err != nil {
 		logger.Print(err)
 		return 1
 	}
 	return 0
 }
 
-// serve serves the agent's routes on a yamux session over conn until conn
-// ends, then kills every command still running.
-func serve(conn io.ReadWriteCloser, logger *log.Logger) error {
-	cfg := yamux.DefaultConfig()
-	cfg.MaxStreamWindowSize = streamWindow
-	cfg.LogOutput = logger.Writer()
-	sess, err := yamux.Server(conn, cfg)
-	if err != nil {
-		return fmt.Errorf("yamux: %w", err)
-	}
-	// Each command starts as this binary, held until its pid is reported
-	// (agent.GatedVerb); without our own path, commands start directly.
-	self, err := os.Executable()
+const usage = "usage: sandgate-agent relay | serve | daemon | install DIR"
+
+// self is the agent's own binary: each command starts as it, held until
+// its pid is reported (agent.GatedVerb); without it, commands start
+// directly.
+func self(logger *log.Logger) string {
+	p, err := os.Executable()
 	if err != nil {
 		logger.Printf("no gated start: %v", err)
 	}
-	srv := agent.New(agent.Options{Self: self})
-	hs := &http.Server{Handler: srv, ErrorLog: logger}
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(sess) }()
-	<-sess.CloseChan()
-	srv.KillAll()
-	_ = hs.Close()
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) && !sess.IsClosed() {
-		return fmt.Errorf("serve: %w", err)
-	}
-	return nil
+	return p
 }
 
 // stdio is the agent's stdin and stdout as one connection.

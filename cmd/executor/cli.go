@@ -15,5 +15,7 @@ import (
 func runCLI(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return cli.Run(ctx, args, cli.OSStreams())
+	st := cli.OSStreams()
+	st.Version = version
+	return cli.Run(ctx, args, st)
 }

@@ -54,8 +54,9 @@ func TestMainDispatchesToTheCLI(t *testing.T) {
 			_, _ = w.Write([]byte(`{"sessions":[{"id":"s1","state":"running","gated":false}]}`))
 		case "/v1/sessions/s1/exec":
 			_, _ = w.Write([]byte(`{"stdout":"out\n","stderr":"err\n","exit_code":3,"timed_out":false,"truncated":false}`))
-		default:
+		default: // exec:stream too: an executor older than it, which the CLI falls back from
 			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"error":{"code":"not_found","message":"no such endpoint"}}`))
 		}
 	}))
 	t.Cleanup(srv.Close)

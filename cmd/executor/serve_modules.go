@@ -101,12 +101,12 @@ func openProvider(cfg config.Config, log *slog.Logger, store ports.SessionStore,
 		}
 		return kubernetes.NewFromKubeconfig(cfg.Kubeconfig, kubernetes.Options{Logger: log, Tokens: store,
 			Namespace: cfg.K8sNamespace, NetsetupImage: cfg.NetsetupImage, SeccompProfile: cfg.K8sSeccompProfile,
-			AgentImage: cfg.AgentImage, ObserveDataPlane: observe})
+			AgentImage: cfg.AgentImage, AgentKey: agentKey(cfg, log), ObserveDataPlane: observe})
 	}
 	// NewFromEnv only builds the client; the daemon is first dialled by a
 	// request (or /readyz).
 	return docker.NewFromEnv(docker.Options{Logger: log, Tokens: store, GateNetwork: cfg.GateNetwork,
-		Labels: cfg.DockerLabels, AgentImage: cfg.AgentImage, ObserveDataPlane: observe})
+		Labels: cfg.DockerLabels, AgentImage: cfg.AgentImage, AgentKey: agentKey(cfg, log), ObserveDataPlane: observe})
 }
 
 // serviceModule provides the application service over provider, store and

@@ -69,6 +69,11 @@ func newMux(d muxDeps) (mux, error) {
 	m.Handle("/", httpapi.NewAPIHandler(d.Service, httpapi.APIOptions{
 		Token: d.Config.APIToken, Logger: d.Log,
 		Bodies: bodies, BatchBudget: httpapi.NewBudget(d.Config.BatchMemory),
+		StreamStallTimeout: d.Config.BodyIdleTimeout,
+		MaxStreams:         d.Config.MaxStreams, PortIdleTimeout: d.Config.PortIdleTimeout,
+		// The store's start resolved the key (creating its file) before
+		// the server's start builds anything that signs.
+		SecretKey: secretKey(d.Config, d.Log),
 	}))
 	m.Handle(gatewire.ConfigPath, gate)
 	m.Handle(gatewire.ReportPath, gate)

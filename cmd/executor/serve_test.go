@@ -18,6 +18,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxtest"
 
+	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/cmd/executor/internal/config"
 	"github.com/sandgate/sandgate/cmd/internal/versioncmd"
 	"github.com/sandgate/sandgate/ports"
@@ -266,13 +267,12 @@ func TestServeShutdownIsBounded(t *testing.T) {
 // the router), and every route the server serves is in the document.
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	t.Parallel()
-	served := []string{
-		"GET /v1/sessions", "PUT /v1/sessions/{id}", "GET /v1/sessions/{id}", "DELETE /v1/sessions/{id}",
-		"POST /v1/sessions/{id}/exec", "GET /v1/sessions/{id}/files", "PUT /v1/sessions/{id}/files",
-		"POST /v1/sessions/{id}/files:batch", "GET /v1/sessions/{id}/export", "GET /internal/v1/gate/config",
-		"POST /internal/v1/gate/report",
+	served := append(httpapi.Routes(), "GET /internal/v1/gate/config", "POST /internal/v1/gate/report",
 		"GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.json",
-	}
+		"GET /v1/sessions/{id}/ports/{port}:connect", "POST /v1/sessions/{id}/ports/{port}:sign",
+		"GET /v1/sessions/{id}/ports/{port}", "GET /v1/sessions/{id}/ports/{port}/{path}", "POST /v1/sessions/{id}/ports/{port}/{path}",
+		"PUT /v1/sessions/{id}/ports/{port}/{path}", "PATCH /v1/sessions/{id}/ports/{port}/{path}",
+		"DELETE /v1/sessions/{id}/ports/{port}/{path}")
 	var doc struct {
 		OpenAPI string                                `json:"openapi"`
 		Paths   map[string]map[string]json.RawMessage `json:"paths"`
@@ -292,7 +292,7 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	base, _, _ := started(t, testConfig(t, nil), portfake.NewProvider())
 	for _, route := range documented {
 		method, path, _ := strings.Cut(route, " ")
-		path = strings.ReplaceAll(path, "{id}", "s1") + "?path=/f&root=/w"
+		path = strings.NewReplacer("{id}", "s1", "{pid}", "p1").Replace(path) + "?path=/f&root=/w"
 		req, err := http.NewRequestWithContext(t.Context(), method, base+path, strings.NewReader("x"))
 		require.NoError(t, err)
 		req.Header.Set("Authorization", "Bearer "+testToken)

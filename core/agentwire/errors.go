@@ -53,6 +53,11 @@ var sentinels = []struct {
 	{CodeFileTooLarge, sandbox.ErrFileTooLarge},
 	{CodeSizeMismatch, sandbox.ErrSizeMismatch},
 	{CodeShortDelivery, sandbox.ErrShortDelivery},
+	{CodeProcNotFound, sandbox.ErrProcNotFound},
+	{CodeTooManyProcs, sandbox.ErrTooManyProcs},
+	{CodeProcExited, sandbox.ErrProcExited},
+	{CodeStdinClosed, sandbox.ErrStdinClosed},
+	{CodeConnectionRefused, sandbox.ErrPortClosed},
 }
 
 // CodeOf classifies err for the wire: the code of the first sentinel it
@@ -86,5 +91,12 @@ func (e Error) Err() error {
 		}
 		return s.err
 	}
-	return fmt.Errorf("agent: %s: %s", e.Code, e.Message)
+	return &CodeError{Code: e.Code, Message: e.Message}
 }
+
+// CodeError is an Error document whose code has no sentinel
+// (invalid_argument, internal, an unknown one), for a caller that tells
+// them apart with errors.As.
+type CodeError struct{ Code, Message string }
+
+func (e *CodeError) Error() string { return fmt.Sprintf("agent: %s: %s", e.Code, e.Message) }

@@ -53,3 +53,13 @@ func TestArgv(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, []string{"/.sandgate/agent/sandgate-agent", "serve"}, Argv())
 }
+
+func TestRelayArgvAndToken(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, []string{"/.sandgate/agent/sandgate-agent", "relay"}, RelayArgv())
+	a := Token([]byte("key"), "sandbox-1")
+	require.Len(t, a, MaxTokenLine-1)
+	require.Equal(t, a, Token([]byte("key"), "sandbox-1"), "derived, so a restarted executor finds the same")
+	require.NotEqual(t, a, Token([]byte("key"), "sandbox-2"))
+	require.NotEqual(t, a, Token([]byte("other"), "sandbox-1"))
+}

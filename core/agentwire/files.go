@@ -1,6 +1,10 @@
 package agentwire
 
-import "time"
+import (
+	"time"
+
+	"github.com/sandgate/sandgate/core/sandbox"
+)
 
 // FileInfo describes one path, as lstat(2) sees it.
 type FileInfo struct {
@@ -16,10 +20,20 @@ type FileInfo struct {
 	LinkTarget string `json:"link_target,omitempty"`
 }
 
-// File types of FileInfo.Type.
+// File types of FileInfo.Type: core/sandbox's FileType strings.
 const (
-	TypeFile    = "file"
-	TypeDir     = "directory"
-	TypeSymlink = "symlink"
-	TypeOther   = "other" // FIFO, socket, device
+	TypeFile    = string(sandbox.TypeFile)
+	TypeDir     = string(sandbox.TypeDir)
+	TypeSymlink = string(sandbox.TypeSymlink)
+	TypeOther   = string(sandbox.TypeOther) // FIFO, socket, device
 )
+
+// StagedFile is one member of a PathFilesStage or PathFilesLand batch.
+type StagedFile struct {
+	// Path is the member's target.
+	Path string `json:"path"`
+	// Tmp is its temporary name beside Path (sandbox.TempPrefix and 16
+	// hex digits), where the transfer puts its bytes.
+	Tmp  string `json:"tmp"`
+	Size int64  `json:"size"`
+}

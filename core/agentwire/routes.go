@@ -49,6 +49,36 @@ const (
 	PathRemove = "/v1/remove"
 	// PathMkdir: POST ?path=&parents=1 creates a directory 0755; 204.
 	PathMkdir = "/v1/mkdir"
+	// PathStage: POST ?path= prepares a staged write of path, whose body
+	// travels by another transport (Docker's archive endpoint, faster for a
+	// large body than this stream): every fault PathFile's PUT answers
+	// before a byte (not_directory, is_directory, not_replaceable,
+	// not_writable with the strerror), the parents made 0755, then an empty
+	// temporary file created beside path as the sandbox's user; 200 with the
+	// temporary's path as text/plain. The caller fills it, then calls
+	// PathLand.
+	PathStage = "/v1/stage"
+	// PathLand: POST ?path=&tmp=&size= lands a staged write: tmp (a
+	// temporary name beside path, as PathStage answers) must be a regular
+	// file, not a symlink, of exactly size bytes (else size_mismatch); it
+	// gets the mode of a regular file at path (else 0644) and is renamed
+	// onto it, as PathFile's PUT lands; 204. Any failure removes tmp. With
+	// discard=1 it only removes tmp (the transfer failed); 204.
+	PathLand = "/v1/land"
+	// PathFilesStage: POST a JSON []StagedFile, a WriteFiles batch whose
+	// bytes travel by another transport into each member's Tmp (Docker's
+	// archive PUT): every member's parent chain is checked (not_directory,
+	// before anything is made), its parents made 0755, and each parent
+	// checked to let the sandbox's user create files (not_writable with the
+	// strerror); no file is created. 204, or Error naming the member.
+	PathFilesStage = "/v1/files/stage"
+	// PathFilesLand: POST a JSON []StagedFile after the transfer: every Tmp
+	// must be a regular file of Size bytes (else short_delivery naming the
+	// member, and nothing lands), then each lands like PathFile's PUT, in
+	// order; the first failure stops the batch, the temporaries not landed
+	// removed. With ?discard=1 it removes every Tmp (the transfer failed);
+	// 204.
+	PathFilesLand = "/v1/files/land"
 )
 
 // Query parameter names of the file routes.
@@ -57,4 +87,7 @@ const (
 	QueryMax       = "max"
 	QueryRecursive = "recursive"
 	QueryParents   = "parents"
+	QueryTmp       = "tmp"
+	QuerySize      = "size"
+	QueryDiscard   = "discard"
 )

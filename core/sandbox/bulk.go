@@ -209,6 +209,15 @@ func (b *BulkWrite) Paths() []string {
 	return out
 }
 
+// Temps returns the members' temporary names, in the order of Paths.
+func (b *BulkWrite) Temps() []string {
+	out := make([]string, len(b.members))
+	for i, m := range b.members {
+		out[i] = m.temp
+	}
+	return out
+}
+
 // Classify maps the exit code and stderr of any of the plan's scripts to an
 // error: nil for 0, the protocol's sentinel otherwise (errors.Is works),
 // wrapped with the failing member's path when the marker names a member of

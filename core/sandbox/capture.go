@@ -4,8 +4,9 @@ import "sync"
 
 // Capture is an io.Writer that keeps the first limit bytes written to it and
 // discards the rest, while always reporting success: the producer (a stream
-// copy from the sandbox) is drained and never blocked or failed, so the
-// command runs to completion with its own exit code (C-EXEC-2). Its memory
+// copy from the sandbox) is drained and never failed, so the command runs to
+// completion with its own exit code (C-EXEC-2); only a streamed exec's sink
+// (NewExecCaptures) may hold it back. Its memory
 // stays within limit whatever is written.
 //
 // It is safe for concurrent use: an adapter may read it while a straggler in
@@ -16,6 +17,9 @@ type Capture struct {
 	limit     int
 	buf       []byte
 	truncated bool
+	// sink, when set, is handed each kept piece as stream (NewExecCaptures).
+	sink   OutputSink
+	stream Stream
 }
 
 // NewCapture returns a Capture keeping the first limit bytes (MaxOutputBytes
@@ -24,18 +28,23 @@ func NewCapture(limit int) *Capture {
 	return &Capture{limit: max(limit, 0)}
 }
 
-// Write keeps what fits under the limit and drops the rest. It returns
+// Write keeps what fits under the limit and drops the rest, then hands the
+// kept piece to the sink, outside the lock (a sink may block). It returns
 // len(p), nil always.
 func (c *Capture) Write(p []byte) (int, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	keep := min(len(p), c.limit-len(c.buf))
+	offset := len(c.buf)
+	keep := min(len(p), c.limit-offset)
 	if keep < len(p) {
 		c.truncated = true
 	}
 	if keep > 0 {
 		c.grow(keep)
 		c.buf = append(c.buf, p[:keep]...)
+	}
+	c.mu.Unlock()
+	if keep > 0 && c.sink != nil {
+		c.sink.Output(c.stream, int64(offset), p[:keep])
 	}
 	return len(p), nil
 }

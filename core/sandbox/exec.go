@@ -16,6 +16,9 @@ type ExecRequest struct {
 	// Timeout is rounded up to whole seconds; 0 means no limit but the
 	// context.
 	Timeout time.Duration
+	// Output, when set, receives the output as the command produces it
+	// (a streamed exec); the result still carries all of it.
+	Output OutputSink
 }
 
 // ExecResult is what a finished command did. A non-zero exit, output on

@@ -53,6 +53,21 @@ func deadGroup(t *testing.T) int {
 	return cmd.Process.Pid
 }
 
+// leaderlessGroup returns a process group whose leader has exited and been
+// reaped while a member (a sleep) lives on; the group is killed when t ends.
+func leaderlessGroup(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("/bin/bash", "-c", "sleep 30 </dev/null >/dev/null 2>&1 & exit 0")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	require.NoError(t, cmd.Run())
+	pgid := cmd.Process.Pid
+	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+	alive, err := groupAlive(pgid)
+	require.NoError(t, err)
+	require.True(t, alive)
+	return pgid
+}
+
 // zombieGroup returns a process group whose only member is a zombie: a
 // child that made its own session and exited, under a parent that never
 // reaps it. The child exits only once the parent has become `sleep`:
@@ -148,6 +163,7 @@ func TestWatchdog(t *testing.T) {
 		secs       string
 		leave      time.Duration // close the lifeline after this long; 0: keep it open
 		group      bool          // a live group to guard (false: a gone group)
+		leaderGone bool          // the group lives on without its leader (the command killed W)
 		wantStderr string
 		wantKilled bool
 		min, max   time.Duration // how long the watchdog runs
@@ -159,13 +175,20 @@ func TestWatchdog(t *testing.T) {
 			group: true, wantKilled: true, min: 200 * time.Millisecond, max: 3 * time.Second},
 		{name: "the caller leaves a gone group", secs: "30", leave: 200 * time.Millisecond,
 			min: 200 * time.Millisecond, max: 3 * time.Second},
+		// Kubernetes' runtime closes the lifeline when the exec ends, which a
+		// command that kills W brings about: the deadline still holds.
+		{name: "the lifeline ends after the command killed W: the deadline holds", secs: "1", leave: 200 * time.Millisecond,
+			leaderGone: true, wantStderr: mark, wantKilled: true, min: time.Second, max: 3 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			pgid := deadGroup(t)
-			if tt.group {
+			switch {
+			case tt.group:
 				pgid = startGroup(t).Process.Pid
+			case tt.leaderGone:
+				pgid = leaderlessGroup(t)
 			}
 			lifeline, caller, err := os.Pipe()
 			require.NoError(t, err)
@@ -185,7 +208,7 @@ func TestWatchdog(t *testing.T) {
 			require.GreaterOrEqual(t, took, tt.min)
 			require.Less(t, took, tt.max)
 			require.Equal(t, tt.wantStderr, stderr.String())
-			if tt.group {
+			if tt.group || tt.leaderGone {
 				alive, err := groupAlive(pgid)
 				require.NoError(t, err)
 				require.Equal(t, !tt.wantKilled, alive)

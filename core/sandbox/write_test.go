@@ -370,12 +370,12 @@ func TestWriteScriptRefuses(t *testing.T) {
 			code: ExitNotReplaceable, run: asNobody,
 			prep:  func(t *testing.T, dir string) { locked(t, dir); mknodChar(t, filepath.Join(dir, "locked", "null")) },
 			check: func(t *testing.T, _, p string) { requireCharDev(t, p) }},
-		{name: "bind-mounted file in a read-only directory", target: "ro/target", body: []byte("new"),
+		{name: "bind-mounted file in a read-only directory", target: "ro/target", body: bigBody,
 			code: ExitNotReplaceable, reason: "mount point",
 			run:   inNamespace(roSetup + ` && mount --bind -- "$D/src" "$D/ro/target"`),
 			prep:  func(t *testing.T, dir string) { ro(t, dir); writeFile(t, filepath.Join(dir, "src"), "src", 0o644) },
 			check: untouched},
-		{name: "bind-mounted file", target: "target", body: []byte("new"), code: ExitNotReplaceable,
+		{name: "bind-mounted file", target: "target", body: bigBody, code: ExitNotReplaceable,
 			reason: "mount point", run: inNamespace(bindSetup),
 			prep: func(t *testing.T, dir string) {
 				writeFile(t, filepath.Join(dir, "src"), "src", 0o644)

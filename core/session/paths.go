@@ -14,8 +14,21 @@ import (
 // (sandbox.CheckFilePath) before any sandbox is asked. A malformed path
 // wraps ErrInvalidRequest and names field; "/" stays sandbox.ErrIsDirectory,
 // which is what the sandbox would answer.
-func CheckPath(field, p string) error {
-	err := sandbox.CheckFilePath(p)
+func CheckPath(field, p string) error { return checkPathWith(field, p, sandbox.CheckFilePath) }
+
+// CheckMetaPath validates the path of a stat, a listing or a mkdir, where
+// "/" is a valid path (sandbox.CheckMetaPath); a bad one is
+// ErrInvalidRequest naming field.
+func CheckMetaPath(field, p string) error { return checkPathWith(field, p, sandbox.CheckMetaPath) }
+
+// CheckRemovePath validates the path of a remove: CheckPath's rules, and
+// "/" is ErrInvalidRequest (sandbox.CheckRemovePath).
+func CheckRemovePath(field, p string) error { return checkPathWith(field, p, sandbox.CheckRemovePath) }
+
+// checkPathWith runs check on p: ErrIsDirectory (a read or write of "/")
+// keeps its sentinel, anything else is ErrInvalidRequest naming field.
+func checkPathWith(field, p string, check func(string) error) error {
+	err := check(p)
 	switch {
 	case err == nil:
 		return nil

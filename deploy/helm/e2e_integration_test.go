@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -78,7 +79,7 @@ func TestChartServesASession(t *testing.T) {
 	kubeconfig, kubectl := cluster(t)
 	helm := helmBinary(t) // before the image build, so a missing helm fails fast
 	run(t, kubeconfig, "docker", "build", "-q", "--target", "executor", "-t", e2eImage, ".")
-	run(t, kubeconfig, "build/k8s/import-images.sh", e2eImage, "debian:bookworm", gateImage)
+	run(t, kubeconfig, "build/k8s/import-images.sh", e2eImage, "debian:bookworm", gateImage, agentImage)
 
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
@@ -109,6 +110,8 @@ func TestChartServesASession(t *testing.T) {
 		"--set", "hostNetwork=true",
 		"--set", "kubernetesAPI.host=127.0.0.1", "--set", "kubernetesAPI.port=16443",
 		"--set", "resources.requests.cpu=50m",
+		// The in-sandbox agent: streamed output, procs and ports ride it.
+		"--set", "sandbox.agentImage="+agentImage,
 		// Gates on: sandbox pods reach the executor's gate port on the
 		// host through the pod bridge's host address.
 		"--set", "gate.enabled=true", "--set", "gate.image="+gateImage,
@@ -118,9 +121,13 @@ func TestChartServesASession(t *testing.T) {
 		_ = exec.Command(helm, "--kubeconfig", kubeconfig, "uninstall", "e2e", "-n", ns).Run()
 	})
 
-	c, err := httpapi.NewClient(fmt.Sprintf("http://127.0.0.1:%d", port), token, nil)
+	// A transport of its own, whose idle connections the test closes: the
+	// executor's restart leaves one behind that no server end closes in time.
+	hc := &http.Client{Transport: &http.Transport{}}
+	t.Cleanup(hc.CloseIdleConnections)
+	c, err := httpapi.NewClient(fmt.Sprintf("http://127.0.0.1:%d", port), token, hc)
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	sid := domain.NewID("ses")
 	_, err = c.Provision(ctx, sid, session.Request{})
@@ -147,8 +154,20 @@ func TestChartServesASession(t *testing.T) {
 	require.Equal(t, 0, res.ExitCode, "%+v", res)
 	require.Contains(t, res.Stdout, gatewire.ProxyURL+"\n")
 	require.Contains(t, res.Stdout, "HTTP/1.1 403", "the gate answered with its policy")
+	// Issue 14's features, in this limited, gated sandbox.
+	checkInteractive(ctx, t, c, gated)
+	checkProcOutlivesRestart(ctx, t, c, gated, func() {
+		// SIGTERM to the executor (its container's pid 1): it shuts down and
+		// the kubelet starts it again in the same pod, on the same SQLite
+		// volume and secret key.
+		run(t, kubeconfig, kubectl, "-n", ns, "exec", "deploy/e2e-sandgate", "-c", "executor", "--", "bash", "-c", "kill 1")
+	})
 	require.NoError(t, c.Delete(ctx, gated, false))
 }
 
-// gateImage is what `make gate-image` builds (and make k8s-up imports).
-const gateImage = "sandgate/gate:dev"
+// gateImage is what `make gate-image` builds (and make k8s-up imports);
+// agentImage what `make agent-image` builds.
+const (
+	gateImage  = "sandgate/gate:dev"
+	agentImage = "sandgate/agent:dev"
+)

@@ -24,6 +24,11 @@ const (
 	OpWriteFile       Op = "WriteFile"
 	OpWriteFileStream Op = "WriteFileStream"
 	OpWriteFiles      Op = "WriteFiles"
+	OpStat            Op = "Stat"
+	OpList            Op = "List"
+	OpRemove          Op = "Remove"
+	OpMkdir           Op = "Mkdir"
+	OpDialPort        Op = "DialPort"
 	OpDestroy         Op = "Destroy"
 )
 

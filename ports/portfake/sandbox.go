@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -26,13 +27,17 @@ type Sandbox struct {
 	mu      sync.Mutex
 	running bool
 	files   map[string][]byte
+	dirs    map[string]bool // made by Mkdir; a file's ancestors are directories too
 	execs   []sandbox.ExecRequest
+	servers map[int]func(net.Conn) // Serve's, by port
+	// ProcTable is the sandbox's procs (in memory, without faults).
+	ProcTable
 }
 
 var _ ports.Sandbox = (*Sandbox)(nil)
 
 func newSandbox(p *Provider, sid domain.ID) *Sandbox {
-	return &Sandbox{id: "ctr-" + sid.String(), sid: sid, prov: p, files: map[string][]byte{}}
+	return &Sandbox{id: "ctr-" + sid.String(), sid: sid, prov: p, files: map[string][]byte{}, dirs: map[string]bool{}}
 }
 
 // ID is "ctr-" and the session id.
@@ -52,18 +57,27 @@ func (b *Sandbox) enter(ctx context.Context, op Op) error {
 
 // Exec records req and echoes the command as stdout with exit code 3 (a
 // result, not an error, whatever the command), except a script that starts
-// with "set -e" (the service's restore), which succeeds silently.
+// with "set -e" (the service's restore), which succeeds silently. A
+// streamed exec (req.Output) streams its stdout before the hook and fault
+// strike: a sandbox lost while its command ran.
 func (b *Sandbox) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
+	stdout, stderr := sandbox.NewExecCaptures(req)
+	if req.Output != nil {
+		_, _ = stdout.Write([]byte(req.Command))
+	}
 	if err := b.enter(ctx, OpExec); err != nil {
 		return sandbox.ExecResult{}, err
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.execs = append(b.execs, req)
+	b.mu.Unlock()
 	if strings.HasPrefix(req.Command, "set -e\n") {
 		return sandbox.ExecResult{}, nil
 	}
-	return sandbox.ExecResult{Stdout: req.Command, ExitCode: 3}, nil
+	if req.Output == nil {
+		_, _ = stdout.Write([]byte(req.Command))
+	}
+	return sandbox.NewExecResult(stdout, stderr, sandbox.ExecEvidence{ExitCode: 3}), nil
 }
 
 // ReadFile returns the file's bytes, or ErrFileNotExist.

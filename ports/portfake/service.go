@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"slices"
 	"sync"
 
@@ -32,6 +33,9 @@ type Service struct {
 	Infos []ports.SessionInfo
 	// ExecResult is what Exec answers.
 	ExecResult sandbox.ExecResult
+	// ExecRun, when set, answers Exec instead (after recording it): a
+	// command that streams output, blocks or fails as a test needs.
+	ExecRun func(ctx context.Context, req sandbox.ExecRequest) (sandbox.ExecResult, error)
 	// NoCheckpoints makes a checkpointing Delete answer
 	// ports.ErrNotImplemented, as a service without a checkpoint store does.
 	NoCheckpoints bool
@@ -43,8 +47,13 @@ type Service struct {
 	Sink         func(src io.Reader, size int64) error
 	Source       func() (io.ReadCloser, int64)
 	ExportSource func() io.ReadCloser
+	// Listing is what ListDir answers (nil: sandbox.ErrFileNotExist).
+	Listing []sandbox.FileInfo
+	// Dial answers DialPort (nil: sandbox.ErrPortClosed).
+	Dial func(port int) (net.Conn, error)
 
 	mu       sync.Mutex
+	procs    map[domain.ID]*ProcTable
 	calls    []string
 	req      session.Request
 	exec     sandbox.ExecRequest
@@ -125,15 +134,26 @@ func (f *Service) List(context.Context) ([]ports.SessionInfo, error) {
 	return f.Infos, nil
 }
 
-// Exec records req and answers ExecResult.
-func (f *Service) Exec(_ context.Context, sid domain.ID, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
+// Exec records req and answers ExecResult (its output streamed first when
+// req.Output is set), or what ExecRun answers.
+func (f *Service) Exec(ctx context.Context, sid domain.ID, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
 	if err := f.record("exec " + sid.String()); err != nil {
 		return sandbox.ExecResult{}, err
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.exec = req
-	return f.ExecResult, nil
+	f.exec.Output = nil // the caller's sink, alive only during the call
+	run, res := f.ExecRun, f.ExecResult
+	f.mu.Unlock()
+	if run != nil {
+		return run(ctx, req)
+	}
+	if req.Output != nil { // streamed: the result's output, as pieces
+		stdout, stderr := sandbox.NewExecCaptures(req)
+		_, _ = stdout.Write([]byte(res.Stdout))
+		_, _ = stderr.Write([]byte(res.Stderr))
+	}
+	return res, nil
 }
 
 // ReadFile records maxBytes and streams Source, else the stored file (its
@@ -226,7 +246,8 @@ func (f *Service) Request() session.Request {
 	return f.req
 }
 
-// ExecRequest returns the last request Exec was called with.
+// ExecRequest returns the last request Exec was called with, without its
+// Output sink.
 func (f *Service) ExecRequest() sandbox.ExecRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -253,3 +274,47 @@ func (f *Service) Deleted() []bool {
 	defer f.mu.Unlock()
 	return slices.Clone(f.deleted)
 }
+
+// Procs records the call and answers the session's in-memory procs
+// (SessionProcs), or, when Err is set, a ProcHost whose every call answers
+// Err.
+func (f *Service) Procs(sid domain.ID) ports.ProcHost {
+	if err := f.record("procs " + sid.String()); err != nil {
+		return failingProcs{err}
+	}
+	return f.SessionProcs(sid)
+}
+
+// SessionProcs is the session's procs, made on first use.
+func (f *Service) SessionProcs(sid domain.ID) *ProcTable {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.procs == nil {
+		f.procs = map[domain.ID]*ProcTable{}
+	}
+	if f.procs[sid] == nil {
+		f.procs[sid] = &ProcTable{}
+	}
+	return f.procs[sid]
+}
+
+// failingProcs answers err to every call.
+type failingProcs struct{ err error }
+
+func (f failingProcs) StartProc(context.Context, sandbox.ProcStart) (sandbox.ProcInfo, error) {
+	return sandbox.ProcInfo{}, f.err
+}
+func (f failingProcs) Procs(context.Context) ([]sandbox.ProcInfo, error) { return nil, f.err }
+func (f failingProcs) Proc(context.Context, string) (sandbox.ProcInfo, error) {
+	return sandbox.ProcInfo{}, f.err
+}
+func (f failingProcs) ProcOutput(context.Context, string, sandbox.ProcOutputQuery, func(sandbox.ProcChunk) error) (sandbox.ProcInfo, error) {
+	return sandbox.ProcInfo{}, f.err
+}
+func (f failingProcs) ProcStdin(context.Context, string, io.Reader, bool) error { return f.err }
+func (f failingProcs) SignalProc(context.Context, string, string) error         { return f.err }
+func (f failingProcs) ResizeProc(context.Context, string, int, int) error       { return f.err }
+func (f failingProcs) WaitProc(context.Context, string) (sandbox.ProcInfo, error) {
+	return sandbox.ProcInfo{}, f.err
+}
+func (f failingProcs) RemoveProc(context.Context, string) error { return f.err }

@@ -115,6 +115,12 @@ type Capabilities struct {
 	// and its exit status is lost: the call fails (never a forged result),
 	// where an engine-exec backend still reads the status from the engine.
 	Agent bool
+	// StagesLargeWrites: a large WriteFileStream answers its path's faults
+	// before a byte of its source is read (Docker stages it: a temporary
+	// made first, the bytes through the archive endpoint). Elsewhere the
+	// body starts flowing with the request and the refusal follows it;
+	// C-STREAM-1 asks it only for a negative size.
+	StagesLargeWrites bool
 }
 
 // ForeignHolder is an asset a test created under a sandbox's derived name
@@ -148,11 +154,13 @@ type need struct {
 }
 
 // capability is one of Capabilities' fields as data: its name, how to read
-// it and the contract clause that makes it backend-specific.
+// it and the contract clause that makes it backend-specific; agent marks
+// the rows of a path (the in-sandbox agent) rather than of a backend.
 type capability struct {
 	name   string
 	has    func(Capabilities) bool
 	clause string
+	agent  bool
 }
 
 // with and without are a Docker-only row's need and its counterpart's.
@@ -169,6 +177,9 @@ func (n need) reason() string {
 	if n.without {
 		return fmt.Sprintf("counterpart for backends without %s, which this one has", n.name)
 	}
+	if n.agent {
+		return fmt.Sprintf("agent-only per %s; the harness lacks %s", n.clause, n.name)
+	}
 	return fmt.Sprintf("Docker-only per CONTRACT %s; the harness lacks %s", n.clause, n.name)
 }
 
@@ -177,14 +188,18 @@ func (n need) reason() string {
 func allRows() []capRow {
 	var rows []capRow
 	for _, family := range [][]row{
-		valRows(), provRows(), lifeRows(), exportRows(), execRows(), execAdversarialRows(),
-		readRows(), writeRows(), writeFailRows(), streamRows(), bulkRows(), hardRows(), gateRows(),
+		valRows(), provRows(), lifeRows(), exportRows(), execRows(), execStreamRows(), execAdversarialRows(),
+		readRows(), writeRows(), writeFailRows(), streamRows(), largeStreamRows(), bulkRows(), largeBulkRows(), fsRows(),
+		hardRows(), gateRows(),
 	} {
 		for _, r := range family {
 			rows = append(rows, capRow{row: r})
 		}
 	}
-	return append(rows, capRows()...)
+	rows = append(rows, capRows()...)
+	rows = append(rows, portRows()...)
+	rows = append(rows, procRows()...)
+	return append(rows, agentRows()...)
 }
 
 // plan returns the rows that apply to a backend with caps and, one line
@@ -252,6 +267,7 @@ var slowRows = map[string]bool{
 	"C-BULK-3/ten-thousand-files-interleaved-dirs": true,
 	"C-READ-2/stream-64MiB":                        true,
 	"C-STREAM-1/64MiB-round-trip":                  true,
+	"C-FS-2/list-bounded":                          true,
 }
 
 // suite is the state the rows share: the harness with its defaults applied.

@@ -1,6 +1,7 @@
 package porttest
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,7 +28,8 @@ func TestRowIDs(t *testing.T) {
 		"C-EXP-2", "C-EXEC-1", "C-EXEC-2", "C-EXEC-3", "C-EXEC-4", "C-EXEC-5", "C-READ-1", "C-READ-2",
 		"C-WRITE-1", "C-WRITE-2", "C-WRITE-3", "C-WRITE-4", "C-WRITE-5", "C-WRITE-6", "C-WRITE-7",
 		"C-WRITE-8", "C-STREAM-1", "C-BULK-1", "C-BULK-2", "C-BULK-3", "C-HARD-1", "C-HARD-2",
-		"C-HARD-3", "C-HARD-4", "B-7",
+		"C-HARD-3", "C-HARD-4", "B-7", "C-FS-1", "C-FS-2", "C-FS-3", "C-FS-4",
+		"C-PORT-1",
 	} {
 		require.True(t, families[fam], "no row covers %s", fam)
 	}
@@ -52,8 +54,15 @@ var (
 		"C-PROV-6/stopped-sandbox-restarted-with-files", "C-ATT-1/stopped-stays-stopped",
 		"C-OWN-1/stopped-member", "C-EXP-1/stopped-sandbox",
 	}
+	agentOnly = []string{
+		"C-EXEC-4/agent-killed-no-result", "C-EXEC-4/agent-stopped-times-out",
+		"C-EXEC-4/agent-memory-and-descriptors-closed", "C-EXEC-4/agent-not-replaceable",
+		"C-EXEC-4/agent-pids-exhausted-no-forged-success", "C-PORT-1/served-port-echoes",
+		"C-PROC-1/background-output-stdin-pty", "C-PROC-1/outlives-the-agent-stream",
+	}
 	counterparts = []string{
 		"C-HARD-1/cpu-limit-passed-through", "C-HARD-2/pids-limit-ignored", "C-PROV-9/keepalive-is-pid-1",
+		"C-PORT-1/no-agent-is-classified", "C-PROC-1/no-agent-is-classified",
 	}
 )
 
@@ -65,20 +74,24 @@ func TestPlanWithoutCapabilities(t *testing.T) {
 		require.NotContains(t, ids, id, "a Docker-only row is scheduled on a backend without its capability")
 		require.True(t, logged(notApplicable, id, "Docker-only per CONTRACT "), "%s missing from %v", id, notApplicable)
 	}
+	for _, id := range agentOnly {
+		require.NotContains(t, ids, id, "an agent row is scheduled on the engine-exec path")
+		require.True(t, logged(notApplicable, id, "agent-only per issue 13"), "%s missing from %v", id, notApplicable)
+	}
 	for _, id := range counterparts {
 		require.Contains(t, ids, id, "a counterpart is not scheduled on a backend without the capability")
 	}
-	require.Len(t, notApplicable, len(dockerOnly))
-	require.Len(t, run, len(RowIDs())-len(dockerOnly))
+	require.Len(t, notApplicable, len(dockerOnly)+len(agentOnly))
+	require.Len(t, run, len(RowIDs())-len(dockerOnly)-len(agentOnly))
 	require.Contains(t, ids, "C-PROV-6/unpullable-image-is-a-clear-error", "the unpullable-image row runs everywhere")
 }
 
 func TestPlanWithEveryCapability(t *testing.T) {
 	t.Parallel()
 	run, notApplicable := plan(allRows(), Capabilities{EnforcesPidsLimit: true, ClampsCPU: true,
-		ExportsStopped: true, StopsSandboxes: true, RunsInit: true})
+		ExportsStopped: true, StopsSandboxes: true, RunsInit: true, Agent: true, StagesLargeWrites: true})
 	ids := rowIDs(run)
-	for _, id := range dockerOnly {
+	for _, id := range slices.Concat(dockerOnly, agentOnly) {
 		require.Contains(t, ids, id)
 	}
 	for _, id := range counterparts {

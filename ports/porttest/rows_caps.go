@@ -17,16 +17,16 @@ import (
 // instead).
 var (
 	clampsCPU = capability{"ClampsCPU", func(c Capabilities) bool { return c.ClampsCPU },
-		"C-HARD-1 (CPUMillis is clamped to the endpoint's CPUs; Kubernetes passes the limit through)"}
+		"C-HARD-1 (CPUMillis is clamped to the endpoint's CPUs; Kubernetes passes the limit through)", false}
 	enforcesPids = capability{"EnforcesPidsLimit", func(c Capabilities) bool { return c.EnforcesPidsLimit },
-		"C-HARD-2 (PidsLimit caps the sandbox's processes; Kubernetes ignores it)"}
+		"C-HARD-2 (PidsLimit caps the sandbox's processes; Kubernetes ignores it)", false}
 	runsInit = capability{"RunsInit", func(c Capabilities) bool { return c.RunsInit },
-		"C-PROV-9 (an init process is PID 1; on Kubernetes the keep-alive is)"}
+		"C-PROV-9 (an init process is PID 1; on Kubernetes the keep-alive is)", false}
 	stopsSandboxes = capability{"StopsSandboxes", func(c Capabilities) bool { return c.StopsSandboxes },
-		"C-PROV-6, C-ATT-1, C-OWN-1 (a stopped sandbox is kept; a pod cannot be stopped)"}
+		"C-PROV-6, C-ATT-1, C-OWN-1 (a stopped sandbox is kept; a pod cannot be stopped)", false}
 	exportsStopped = capability{"ExportsStopped and StopsSandboxes",
 		func(c Capabilities) bool { return c.ExportsStopped && c.StopsSandboxes },
-		"C-EXP-1 (export from a stopped sandbox; Kubernetes needs a running pod)"}
+		"C-EXP-1 (export from a stopped sandbox; Kubernetes needs a running pod)", false}
 )
 
 // capRows: the rows only some backends run, each Docker-only row followed

@@ -99,26 +99,7 @@ func writeRows() []row {
 			}
 		}},
 		{"C-WRITE-2/cancelled-transfer-leaves-target", func(t *testing.T, s *suite) {
-			sb := s.fresh(t)
-			p := "/workspace/cancelled"
-			require.NoError(t, sb.WriteFile(ctx(t), p, []byte("old")))
-			g := newGateReader(t, 64<<10, 128<<10)
-			c, cancel := context.WithCancel(ctx(t))
-			done := make(chan error, 1)
-			go func() { done <- sb.WriteFileStream(c, p, g, 128<<10) }()
-			g.waitHalf(t)
-			cancel()
-			select {
-			case err := <-done:
-				require.ErrorIs(t, err, context.Canceled)
-			case <-time.After(5 * time.Second):
-				t.Fatal("a cancelled write did not return")
-			}
-			g.release()
-			require.Equal(t, "old", string(readBack(t, sb, p)))
-			eventually(t, 5*time.Second, func() bool {
-				return strings.TrimSpace(sh(t, sb, "ls -A /workspace")) == "cancelled"
-			}, "the temporary file of a cancelled write was left behind")
+			cancelledWrite(t, s.fresh(t), 64<<10, 128<<10, 5*time.Second)
 		}},
 		{"C-WRITE-3/symlink-replaced-pointee-untouched", func(t *testing.T, s *suite) {
 			sb := s.fresh(t)
@@ -261,3 +242,29 @@ func (g *gateReader) waitHalf(t *testing.T) {
 }
 
 func (g *gateReader) release() { g.openOnce.Do(func() { close(g.open) }) }
+
+// cancelledWrite cancels a stream of size bytes onto an existing target once
+// half of its source was read: the call returns within wait, the target
+// keeps its content, and no temporary file outlives the call for long.
+func cancelledWrite(t *testing.T, sb ports.Sandbox, half, size int, wait time.Duration) {
+	t.Helper()
+	p := "/workspace/cancelled"
+	require.NoError(t, sb.WriteFile(ctx(t), p, []byte("old")))
+	g := newGateReader(t, half, size)
+	c, cancel := context.WithCancel(ctx(t))
+	done := make(chan error, 1)
+	go func() { done <- sb.WriteFileStream(c, p, g, int64(size)) }()
+	g.waitHalf(t)
+	cancel()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(wait):
+		t.Fatal("a cancelled write did not return")
+	}
+	g.release()
+	require.Equal(t, "old", string(readBack(t, sb, p)))
+	eventually(t, wait, func() bool {
+		return strings.TrimSpace(sh(t, sb, "ls -A /workspace")) == "cancelled"
+	}, "the temporary file of a cancelled write was left behind")
+}

@@ -58,19 +58,29 @@ func New(open Opener) *Conn {
 		DisableKeepAlives:  true,
 		DisableCompression: true,
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			s, err := c.session(ctx)
+			st, err := c.openStream(ctx)
 			if err != nil {
 				return nil, err
-			}
-			st, err := s.OpenStream()
-			if err != nil {
-				c.drop(s)
-				return nil, fmt.Errorf("%w: %w", ErrLost, err)
 			}
 			return stream{st}, nil
 		},
 	}}
 	return c
+}
+
+// openStream opens a stream on the live session (starting the agent when
+// there is none); a session that cannot open one is dropped (ErrLost).
+func (c *Conn) openStream(ctx context.Context) (*yamux.Stream, error) {
+	s, err := c.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.OpenStream()
+	if err != nil {
+		c.drop(s)
+		return nil, fmt.Errorf("%w: %w", ErrLost, err)
+	}
+	return st, nil
 }
 
 // stream is a yamux stream whose Close also ends a Read in progress: a

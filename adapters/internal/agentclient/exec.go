@@ -41,8 +41,8 @@ func (c *Conn) Exec(ctx context.Context, req sandbox.ExecRequest, o ExecOptions)
 	if err := sandbox.ValidateExec(req); err != nil {
 		return sandbox.ExecResult{}, err
 	}
-	run := &execRun{o: o, ev: sandbox.ExecEvidence{Deadline: sandbox.ExecDeadline(req.Timeout)}, start: time.Now(),
-		stdout: sandbox.NewCapture(sandbox.MaxOutputBytes), stderr: sandbox.NewCapture(sandbox.MaxOutputBytes)}
+	run := &execRun{o: o, ev: sandbox.ExecEvidence{Deadline: sandbox.ExecDeadline(req.Timeout)}, start: time.Now()}
+	run.stdout, run.stderr = sandbox.NewExecCaptures(req)
 	bound := ctx
 	if d := run.ev.Deadline; d > 0 {
 		var cancel context.CancelFunc
@@ -96,7 +96,7 @@ type execRun struct {
 func (r *execRun) follow(ctx, bound context.Context, body io.Reader) error {
 	events := make(chan agentwire.ExecEvent)
 	done := make(chan error, 1)
-	go func() { done <- decodeEvents(bound, body, events) }()
+	go func() { done <- r.decodeEvents(bound, body, events) }()
 	var enforce <-chan time.Time
 	if d := r.ev.Deadline; d > 0 {
 		t := time.NewTimer(time.Until(r.start.Add(d + sandbox.EnforceGrace)))
@@ -118,9 +118,12 @@ func (r *execRun) follow(ctx, bound context.Context, body io.Reader) error {
 	}
 }
 
-// decodeEvents sends each event of body to out until the exit report (nil)
-// or a failure; it stops sending once bound ends.
-func decodeEvents(bound context.Context, body io.Reader, out chan<- agentwire.ExecEvent) error {
+// decodeEvents keeps the output of each event of body and sends the
+// others (pid, exit) to out until the exit report (nil) or a failure; it
+// stops sending once bound ends. Output is kept here, not by follow, so a
+// streamed exec's sink that blocks (a slow reader) never holds back the
+// backstop's clock.
+func (r *execRun) decodeEvents(bound context.Context, body io.Reader, out chan<- agentwire.ExecEvent) error {
 	dec := json.NewDecoder(body)
 	for {
 		var ev agentwire.ExecEvent
@@ -129,6 +132,11 @@ func decodeEvents(bound context.Context, body io.Reader, out chan<- agentwire.Ex
 				return nil
 			}
 			return fmt.Errorf("%w: %w", ErrLost, err)
+		}
+		_, _ = r.stdout.Write(ev.Stdout)
+		_, _ = r.stderr.Write(ev.Stderr)
+		if ev.Pid == 0 && ev.Exit == nil {
+			continue
 		}
 		select {
 		case out <- ev:
@@ -148,8 +156,6 @@ func (r *execRun) apply(ev agentwire.ExecEvent) {
 	case ev.Exit != nil:
 		r.exit = ev.Exit
 	}
-	_, _ = r.stdout.Write(ev.Stdout)
-	_, _ = r.stderr.Write(ev.Stderr)
 }
 
 // enforce is the backstop at deadline + EnforceGrace: the agent has not

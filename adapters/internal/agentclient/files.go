@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	neturl "net/url"
+	"path"
 	"strconv"
 
 	"github.com/sandgate/sandgate/core/agentwire"
@@ -41,8 +42,7 @@ func (c *Conn) ReadFileStream(ctx context.Context, p string, maxBytes int64) (io
 	if err := sandbox.CheckFilePath(p); err != nil {
 		return nil, 0, err
 	}
-	q := neturl.Values{agentwire.QueryPath: {p}, agentwire.QueryMax: {strconv.FormatInt(maxBytes, 10)}}
-	resp, err := c.send(ctx, http.MethodGet, agentwire.PathFile, q, nil, 0)
+	resp, err := c.send(ctx, http.MethodGet, agentwire.PathFile, readQuery(p, maxBytes), nil, 0)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read %q: %w", p, err)
 	}
@@ -51,6 +51,11 @@ func (c *Conn) ReadFileStream(ctx context.Context, p string, maxBytes int64) (io
 		return nil, 0, fmt.Errorf("read %q: agent announced %d bytes (cap %d): %w", p, resp.ContentLength, maxBytes, ErrLost)
 	}
 	return resp.Body, resp.ContentLength, nil
+}
+
+// readQuery is a read's query: the path and its cap.
+func readQuery(p string, maxBytes int64) neturl.Values {
+	return neturl.Values{agentwire.QueryPath: {p}, agentwire.QueryMax: {strconv.FormatInt(maxBytes, 10)}}
 }
 
 // WriteFileStream implements ports.Sandbox.WriteFileStream: the body is
@@ -133,70 +138,95 @@ func writeTar(w io.Writer, files []sandbox.FileWrite) error {
 	return tw.Close()
 }
 
-// Stat answers what lstat(2) says of p in the sandbox.
-func (c *Conn) Stat(ctx context.Context, p string) (agentwire.FileInfo, error) {
+// Stat implements ports.Sandbox.Stat over the agent.
+func (c *Conn) Stat(ctx context.Context, p string) (sandbox.FileInfo, error) {
+	if err := sandbox.CheckMetaPath(p); err != nil {
+		return sandbox.FileInfo{}, err
+	}
 	var fi agentwire.FileInfo
-	err := c.getJSON(ctx, agentwire.PathStat, p, &fi)
-	return fi, err
+	if err := c.getJSON(ctx, agentwire.PathStat, p, &fi); err != nil {
+		return sandbox.FileInfo{}, fmt.Errorf("stat %q: %w", p, err)
+	}
+	return fileInfo(fi), nil
 }
 
-// List answers a directory's entries, sorted by name.
-func (c *Conn) List(ctx context.Context, p string) ([]agentwire.FileInfo, error) {
-	var list []agentwire.FileInfo
-	err := c.getJSON(ctx, agentwire.PathList, p, &list)
-	return list, err
+// List implements ports.Sandbox.List over the agent, which bounds the
+// entries itself; the answer is bounded and sorted again here, since the
+// agent is in the sandbox's reach.
+func (c *Conn) List(ctx context.Context, p string) ([]sandbox.FileInfo, error) {
+	if err := sandbox.CheckMetaPath(p); err != nil {
+		return nil, err
+	}
+	var wire []agentwire.FileInfo
+	err := c.getJSON(ctx, agentwire.PathList, p, &wire)
+	if errors.Is(err, sandbox.ErrFileTooLarge) {
+		err = sandbox.ErrTooManyEntries // the agent's bound, said as the fallback says it
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list %q: %w", p, err)
+	}
+	infos := make([]sandbox.FileInfo, len(wire))
+	for i, fi := range wire {
+		infos[i] = fileInfo(fi)
+	}
+	return sandbox.SortList(p, infos)
 }
 
-// Remove removes p (a directory only when empty, unless recursive).
+// Remove implements ports.Sandbox.Remove over the agent.
 func (c *Conn) Remove(ctx context.Context, p string, recursive bool) error {
+	if err := sandbox.CheckRemovePath(p); err != nil {
+		return err
+	}
 	return c.post(ctx, agentwire.PathRemove, p, agentwire.QueryRecursive, recursive)
 }
 
-// Mkdir creates the directory p (0755), and its parents when asked.
+// Mkdir implements ports.Sandbox.Mkdir over the agent.
 func (c *Conn) Mkdir(ctx context.Context, p string, parents bool) error {
+	if err := sandbox.CheckMetaPath(p); err != nil {
+		return err
+	}
 	return c.post(ctx, agentwire.PathMkdir, p, agentwire.QueryParents, parents)
 }
 
+// fileInfo converts the agent's document; the type strings are the same.
+func fileInfo(fi agentwire.FileInfo) sandbox.FileInfo {
+	return sandbox.FileInfo{Name: fi.Name, Type: sandbox.FileType(fi.Type), Size: fi.Size, Mode: fi.Mode & 0o7777,
+		ModTime: fi.ModTime.UTC(), LinkTarget: fi.LinkTarget}
+}
+
 func (c *Conn) getJSON(ctx context.Context, route, p string, out any) error {
-	if err := checkPath(p); err != nil {
-		return err
-	}
 	resp, err := c.send(ctx, http.MethodGet, route, neturl.Values{agentwire.QueryPath: {p}}, nil, 0)
 	if err != nil {
-		return fmt.Errorf("%s %q: %w", route, p, err)
+		return err
 	}
 	defer func() { _ = resp.Body.Close() }()
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxListBody)).Decode(out); err != nil {
-		return fmt.Errorf("%s %q: %w: %w", route, p, ErrLost, err)
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxListBody+1))
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: %w", ErrLost, err)
+	case len(body) > maxListBody:
+		return sandbox.ErrTooManyEntries
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return fmt.Errorf("%w: %w", ErrLost, err)
 	}
 	return nil
 }
 
-// maxListBody bounds a stat or list answer (a directory of ~100k entries).
-const maxListBody = 32 << 20
+// maxListBody bounds a stat or list answer: the fallback's bound on a
+// listing (sandbox.MaxListBytes), with room for JSON's keys and escapes.
+const maxListBody = 2 * sandbox.MaxListBytes
 
 func (c *Conn) post(ctx context.Context, route, p, flag string, on bool) error {
-	if err := checkPath(p); err != nil {
-		return err
-	}
 	q := neturl.Values{agentwire.QueryPath: {p}}
 	if on {
 		q.Set(flag, "1")
 	}
 	resp, err := c.send(ctx, http.MethodPost, route, q, nil, 0)
 	if err != nil {
-		return fmt.Errorf("%s %q: %w", route, p, err)
+		return fmt.Errorf("%s %q: %w", path.Base(route), p, err)
 	}
 	return resp.Body.Close()
-}
-
-// checkPath is CheckFilePath without its refusal of "/" (stat and list of
-// the root are fine; the agent refuses removing it).
-func checkPath(p string) error {
-	if p == "/" {
-		return nil
-	}
-	return sandbox.CheckFilePath(p)
 }
 
 // send builds and sends one exchange; size is the body's length (-1:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 
 	"github.com/sandgate/sandgate/core/sandbox"
 )
@@ -18,6 +19,10 @@ type DataPlane interface {
 	WriteFile(ctx context.Context, path string, data []byte) error
 	WriteFileStream(ctx context.Context, path string, src io.Reader, size int64) error
 	WriteFiles(ctx context.Context, files []sandbox.FileWrite) error
+	Stat(ctx context.Context, path string) (sandbox.FileInfo, error)
+	List(ctx context.Context, path string) ([]sandbox.FileInfo, error)
+	Remove(ctx context.Context, path string, recursive bool) error
+	Mkdir(ctx context.Context, path string, parents bool) error
 }
 
 // Plane is a sandbox handle's DataPlane: every operation goes through the
@@ -39,6 +44,12 @@ type Plane struct {
 	// KillGroup and GroupAlive are the exec backstop (ExecOptions).
 	KillGroup  func(ctx context.Context, pid int)
 	GroupAlive func(ctx context.Context, pid int) (bool, error)
+	// Archive, when set, carries over the agent the bodies Rule sends it,
+	// the agent checking the paths before and the result after
+	// (archive.go); nil: the agent's stream carries every body (Kubernetes
+	// has no such endpoint).
+	Archive Archive
+	Rule    ArchiveRule
 	// Observe, when set, is told which path each operation takes (agent
 	// true, fallback false): the executor counts them in /metrics.
 	Observe func(ctx context.Context, agent bool)
@@ -87,6 +98,10 @@ func (p Plane) ReadFileStream(ctx context.Context, path string, maxBytes int64) 
 		n  int64
 	}
 	r, err := route(ctx, p, func(c *Conn) (sized, error) {
+		if p.Archive != nil {
+			rc, n, err := p.readArchived(ctx, c, path, maxBytes)
+			return sized{rc, n}, err
+		}
 		rc, n, err := c.ReadFileStream(ctx, path, maxBytes)
 		return sized{rc, n}, err
 	}, func() (sized, error) {
@@ -104,12 +119,59 @@ func (p Plane) WriteFile(ctx context.Context, path string, data []byte) error {
 
 // WriteFileStream implements ports.Sandbox (C-STREAM-1).
 func (p Plane) WriteFileStream(ctx context.Context, path string, src io.Reader, size int64) error {
-	return routeErr(ctx, p, func(c *Conn) error { return c.WriteFileStream(ctx, path, src, size) },
+	return routeErr(ctx, p, func(c *Conn) error {
+		if p.Archive != nil && size > p.Rule.WriteAbove {
+			return p.writeArchived(ctx, c, path, src, size)
+		}
+		return c.WriteFileStream(ctx, path, src, size)
+	},
 		func() error { return p.Fallback.WriteFileStream(ctx, path, src, size) })
 }
 
 // WriteFiles implements ports.Sandbox (C-BULK-1..3).
 func (p Plane) WriteFiles(ctx context.Context, files []sandbox.FileWrite) error {
-	return routeErr(ctx, p, func(c *Conn) error { return c.WriteFiles(ctx, p.BulkRoot, files) },
+	return routeErr(ctx, p, func(c *Conn) error {
+		if p.Archive != nil && p.Rule.bulk(files) {
+			return p.writeFilesArchived(ctx, c, files)
+		}
+		return c.WriteFiles(ctx, p.BulkRoot, files)
+	},
 		func() error { return p.Fallback.WriteFiles(ctx, files) })
+}
+
+// Stat implements ports.Sandbox (C-FS-1).
+func (p Plane) Stat(ctx context.Context, path string) (sandbox.FileInfo, error) {
+	return route(ctx, p, func(c *Conn) (sandbox.FileInfo, error) { return c.Stat(ctx, path) },
+		func() (sandbox.FileInfo, error) { return p.Fallback.Stat(ctx, path) })
+}
+
+// List implements ports.Sandbox (C-FS-2).
+func (p Plane) List(ctx context.Context, path string) ([]sandbox.FileInfo, error) {
+	return route(ctx, p, func(c *Conn) ([]sandbox.FileInfo, error) { return c.List(ctx, path) },
+		func() ([]sandbox.FileInfo, error) { return p.Fallback.List(ctx, path) })
+}
+
+// Remove implements ports.Sandbox (C-FS-3).
+func (p Plane) Remove(ctx context.Context, path string, recursive bool) error {
+	return routeErr(ctx, p, func(c *Conn) error { return c.Remove(ctx, path, recursive) },
+		func() error { return p.Fallback.Remove(ctx, path, recursive) })
+}
+
+// Mkdir implements ports.Sandbox (C-FS-4).
+func (p Plane) Mkdir(ctx context.Context, path string, parents bool) error {
+	return routeErr(ctx, p, func(c *Conn) error { return c.Mkdir(ctx, path, parents) },
+		func() error { return p.Fallback.Mkdir(ctx, path, parents) })
+}
+
+// DialPort implements ports.Sandbox (C-PORT-1): over the agent (Conn.Dial);
+// a sandbox without one answers sandbox.ErrNoAgent, its engine-exec path
+// having no raw byte stream to carry.
+func (p Plane) DialPort(ctx context.Context, port int) (net.Conn, error) {
+	return route(ctx, p, func(c *Conn) (net.Conn, error) { return c.Dial(ctx, port) },
+		func() (net.Conn, error) {
+			if err := sandbox.CheckPort(port); err != nil {
+				return nil, err
+			}
+			return nil, sandbox.ErrNoAgent
+		})
 }

@@ -1,6 +1,10 @@
 package agentclient
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/sandgate/sandgate/core/agentwire"
+)
 
 // Registry holds one Conn per session: a provider's agents. A Conn is
 // keyed by the session and tagged with the sandbox it talks to (a
@@ -54,4 +58,16 @@ func (r *Registry) Close() {
 		_ = e.conn.Close()
 		delete(r.conns, s)
 	}
+}
+
+// Launch is how a provider starts the agent in a sandbox (its engine id):
+// with an agent key (key's result), as a relay to the sandbox's daemon, whose procs
+// outlive the stream, with hello the first bytes of the exec's stdin;
+// without one, as `serve`, which takes its procs with it when the stream
+// ends, and hello is empty.
+func Launch(key func() []byte, sandbox string) (argv []string, hello string) {
+	if key == nil || len(key()) == 0 {
+		return agentwire.Argv(), ""
+	}
+	return agentwire.RelayArgv(), agentwire.Token(key(), sandbox) + "\n"
 }

@@ -4,9 +4,10 @@
 # prepares as bulk-prepare.sh does, extracts the members with `tar -x -C /` (a
 # failed or short extraction discards everything: 82 for a blocked parent, 85
 # for a refused write, else 87), and lands them as bulk-rename.sh does. It may
-# exit before reading all of stdin; its exit code is the verdict.
+# refuse before reading all of stdin, and then reads the rest (__sgb_drain);
+# its exit code is the verdict.
 # shellcheck shell=bash disable=SC2154 # runs after lib.sh (and bulk.sh), which define the __sg_/__sgb_ names
-__sgb_shed=1
+__sgb_shed=1 __sgb_drain=1
 __sgb_unpack
 __sgb_prepare
 __sgb_extract_rest

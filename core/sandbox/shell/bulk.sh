@@ -26,7 +26,7 @@ if ! [[ $__sgb_n =~ ^[0-9]+$ && $__sgb_nd =~ ^[0-9]+$ && $__sgb_p =~ ^[0-9]+$ &&
 	printf 'sandgate bulk: bad arguments\n' >&2
 	exit 2
 fi
-__sgb_shed=0
+__sgb_shed=0 __sgb_drain=0
 __sgb_tmp=() __sgb_tgt=() __sgb_dirs=() __sgb_ready=()
 __sgb_perl=
 if command -v perl >/dev/null 2>&1; then
@@ -67,10 +67,17 @@ __sgb_chunk() {
 
 # __sgb_exit: the EXIT trap. With __sgb_shed=1 a failing exit, with
 # __sgb_shed=2 any exit, removes every temporary file the manifest names and
-# the bookkeeping, so every fault sheds what the batch left.
+# the bookkeeping, so every fault sheds what the batch left. With
+# __sgb_drain=1 a failing exit first reads stdin to its end: on Kubernetes
+# the archive arrives over the exec's WebSocket, and a refusal that leaves
+# megabytes unread stalls that connection (its pings queue behind them) until
+# it times out, losing the verdict.
 __sgb_exit() {
 	local rc=$?
 	local -a all=()
+	if (( __sgb_drain && rc != 0 )); then
+		cat >/dev/null 2>&1
+	fi
 	if (( __sgb_shed == 2 || (__sgb_shed == 1 && rc != 0) )); then
 		(( ${#__sgb_tmp[@]} )) || __sgb_load 0
 		# shellcheck disable=SC2034 # __sgb_chunk reads all through its nameref
@@ -99,15 +106,19 @@ __sgb_unpack() {
 # short write (GNU tar says "Wrote only N of M bytes" for a full disk, without
 # the errno), else 87.
 __sgb_extract_rest() {
-	local e l r
+	local e l r=
 	e=$(tar -x -C / -f - --no-same-owner -m 2>&1) && return 0
 	__sgb_blocked_members
+	# The fault is raised outside the loop, whose stdin is the here-string: the
+	# exit trap must drain the body, not the message.
 	while IFS= read -r l; do
 		case ${l##*: } in
 		"Permission denied" | "Read-only file system" | "No space left on device" | "Disk quota exceeded" | "Wrote only "*)
-			__sg_fault 85 - "${l##*: }" ;;
+			r=${l##*: }
+			break ;;
 		esac
 	done <<<"$e"
+	[ -z "$r" ] || __sg_fault 85 - "$r"
 	r=${e%%$'\n'*}
 	__sg_fault 87 - "archive extraction failed: ${r##*: }"
 }

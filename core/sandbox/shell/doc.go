@@ -1,5 +1,5 @@
 // Package shell holds the scripts that run inside a sandbox, as the bash and
-// perl files they are (lib.sh, bulk.sh, bulk.pl, write.sh, read.sh,
+// perl files they are (lib.sh, bulk.sh, bulk.pl, write.sh, read.sh, meta.sh,
 // stage-*.sh, exec-*.sh, sweep.sh), embedded and assembled into the script
 // texts that package sandbox puts into an exec's argv. Each file documents
 // its functions beside them; package sandbox builds the argv and parses

@@ -81,10 +81,22 @@ fi
 #    exits. D ignores SIGPIPE so that a reader gone away cannot stop the kill.
 #    A read that ends before its timeout (rc <= 128) means the caller is gone:
 #    nothing is ever written to the lifeline, so a line counts as its end too.
+#    Unless W itself is dead and its group is not: then the command killed W,
+#    and the lifeline may have ended only because the exec did (a runtime
+#    that closes an exec's stdin when its main process exits, as containerd
+#    does under Kubernetes' relay); the caller, following the group from
+#    outside, is owed the deadline, so D keeps it, sleeping out the rest (by
+#    bash's EPOCHREALTIME; without it, or without sleep, it kills at once).
 {
 	trap '' PIPE
+	t0=${EPOCHREALTIME//[!0-9]/}
 	read -r -t "$1" _
-	if [ "$?" -le 128 ]; then kill -KILL -- "-$w" 2>/dev/null; exit 0; fi
+	if [ "$?" -le 128 ]; then
+		if kill -0 "$w" 2>/dev/null || [ -z "$t0" ]; then kill -KILL -- "-$w" 2>/dev/null; exit 0; fi
+		kill -0 -- "-$w" 2>/dev/null || exit 0
+		left=$((t0 + $1 * 1000000 - ${EPOCHREALTIME//[!0-9]/}))
+		if [ "$left" -gt 0 ]; then sleep "$((left / 1000000)).$(printf '%06d' $((left % 1000000)))" 2>/dev/null; fi
+	fi
 	kill -0 -- "-$w" 2>/dev/null || exit 0
 	printf 'sandgate: command exceeded its %s s deadline and was killed\n' "$1" >&2
 	kill -KILL -- "-$w"

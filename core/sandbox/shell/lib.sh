@@ -80,7 +80,7 @@ __sg_unreplaceable() {
 		__sg_fault 84 "$2" "device node"
 	fi
 	[ -e "$1" ] && [ -r /proc/self/mountinfo ] || return 0
-	local dir=${1%/*} canon mp _
+	local dir=${1%/*} canon mp _ found=
 	canon=$(cd -P -- "${dir:-/}" 2>/dev/null && pwd -P && printf .) || return 0
 	canon=${canon%$'\n.'}
 	canon=${canon%/}/${1##*/}
@@ -90,9 +90,13 @@ __sg_unreplaceable() {
 		mp=${mp//\\012/$'\n'}
 		mp=${mp//\\134/\\}
 		if [ "$mp" = "$canon" ]; then
-			__sg_fault 84 "$2" "mount point"
+			found=1
+			break
 		fi
 	done </proc/self/mountinfo
+	# The fault is raised outside the loop: inside it stdin is mountinfo, and
+	# the exit trap that drains the body would drain mountinfo instead.
+	[ -z "$found" ] || __sg_fault 84 "$2" "mount point"
 	return 0
 }
 

@@ -23,6 +23,8 @@ var (
 	Write = fileScript("write.sh")
 	// Read is the read (read.sh).
 	Read = fileScript("read.sh")
+	// Meta is stat, list, remove and mkdir (meta.sh).
+	Meta = fileScript("meta.sh")
 	// StagePrepare, StageLand and StageDiscard are a staged write's three
 	// steps (stage-*.sh). StageDiscard needs no library.
 	StagePrepare = fileScript("stage-prepare.sh")

@@ -11,7 +11,7 @@ import (
 // assembled is every script the package ships, by the file it ends with.
 func assembled() map[string]string {
 	return map[string]string{
-		"write.sh": Write, "read.sh": Read,
+		"write.sh": Write, "read.sh": Read, "meta.sh": Meta,
 		"stage-prepare.sh": StagePrepare, "stage-land.sh": StageLand, "stage-discard.sh": StageDiscard,
 		"bulk-prepare.sh": BulkPrepare, "bulk-rename.sh": BulkRename,
 		"bulk-discard.sh": BulkDiscard, "bulk-oneshot.sh": BulkOneShot,

@@ -1,10 +1,10 @@
 // Package cli is the executor's command line for people: the subcommands
-// create, exec, cp, export, rm and ls drive a running `executor serve` over
-// its HTTP API (adapters/httpapi.Client), so the CLI holds no state and
-// needs no Docker.
+// create, exec, shell, ps, logs, kill, cp, export, rm, ls, stat, mkdir and
+// port-forward drive a running `executor serve` over its HTTP API
+// (adapters/httpapi.Client), so the CLI holds no state and needs no Docker.
 //
 // It parses with the standard flag package, one FlagSet per subcommand:
-// six small subcommands do not earn a dependency, and the one thing flag
+// small subcommands do not earn a dependency, and the one thing flag
 // lacks (flags after positional arguments, `create S --image I`) is a loop
 // (parseArgs). Output is for people by default and JSON with --json; a
 // usage error exits 2, a failed call 1, and exec exits with the command's
@@ -61,6 +61,11 @@ type Streams struct {
 	// StdoutIsTerminal whether export must refuse to print a tar.
 	StderrIsTerminal bool
 	StdoutIsTerminal bool
+	// Terminal is stdin when it is a terminal (nil otherwise): what an
+	// interactive exec puts in raw mode and measures.
+	Terminal *os.File
+	// Version is the binary's, as `executor version` prints it.
+	Version string
 	// HTTPClient carries the API calls; nil is a client without a timeout,
 	// since a transfer of 500 MB may take long (Ctrl-C cancels ctx).
 	HTTPClient *http.Client
@@ -71,17 +76,32 @@ func OSStreams() Streams {
 	return Streams{
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
 		StderrIsTerminal: isTerminal(os.Stderr), StdoutIsTerminal: isTerminal(os.Stdout),
+		Terminal: terminalOrNil(os.Stdin),
 	}
+}
+
+func terminalOrNil(f *os.File) *os.File {
+	if isTerminal(f) {
+		return f
+	}
+	return nil
 }
 
 // synopses are the subcommands' usage lines.
 var synopses = map[string]string{
-	"create": "create SESSION [--image I] [--workdir W] [--limited HOST,...] [--env K=V]... [--credential SPEC]...",
-	"exec":   "exec SESSION [--timeout D] -- COMMAND...",
-	"cp":     "cp SESSION:/path LOCAL|-  or  cp LOCAL|- SESSION:/path",
-	"export": "export SESSION [--root /workspace] [-o FILE]",
-	"rm":     "rm SESSION [--checkpoint]",
-	"ls":     "ls [--json]",
+	"create":       "create SESSION [--image I] [--workdir W] [--limited HOST,...] [--env K=V]... [--credential SPEC]...",
+	"exec":         "exec SESSION [--timeout D] [-i | -t | -d] -- COMMAND...",
+	"shell":        "shell SESSION [-- COMMAND...]",
+	"ps":           "ps SESSION [--json]",
+	"logs":         "logs [-f] [--from N] [--stream stdout|stderr] SESSION PROC",
+	"kill":         "kill [-s SIGNAL] [--rm] SESSION PROC",
+	"cp":           "cp SESSION:/path LOCAL|-  or  cp LOCAL|- SESSION:/path",
+	"export":       "export SESSION [--root /workspace] [-o FILE]",
+	"rm":           "rm SESSION [--checkpoint]  or  rm [-r] SESSION:/path",
+	"ls":           "ls [--json]  or  ls SESSION:/path [--json]",
+	"stat":         "stat SESSION:/path [--json]",
+	"mkdir":        "mkdir [-p] SESSION:/path [--json]",
+	"port-forward": "port-forward SESSION [LOCAL:]REMOTE",
 }
 
 // notes follow a subcommand's flags in its -h.
@@ -94,7 +114,28 @@ environment, secret-stdin from stdin (one credential at most), e.g.
 `,
 	"exec": `The words after -- are joined with spaces and run by the sandbox's bash -c, as ssh
 does: quote a pipeline to keep it whole (executor exec s1 -- 'make && make test').
-The exit code is the command's; 124 when it timed out.
+The exit code is the command's; 124 when it timed out. The output is printed as it comes.
+-i passes stdin to the command (automatic when stdin is a pipe or a file); -t runs it on a
+terminal, interactive (raw mode, window size followed); -d starts it in the background and
+prints its proc id (executor ps, logs, kill).
+`,
+	"shell": `An interactive terminal in the sandbox (bash unless a COMMAND is given), as exec -t.
+Its exit code is the shell's. If the CLI is cut off, the shell is hung up (HUP).
+`,
+	"logs": `A proc keeps the last 1 MiB of each stream; --from reads from an offset (an older one
+starts at the oldest byte kept, and says how many were dropped).
+`,
+	"rm": `rm SESSION removes the session and its sandbox. rm SESSION:/path removes that path in
+the sandbox: a file, a symlink (never what it names) or an empty directory; -r a tree.
+`,
+	"ls": `Without arguments, ls lists the sessions. With SESSION:/path, it lists a directory: one
+line per entry with its mode, size, modification time (UTC) and name; a name that is not
+printable text is shown quoted.
+`,
+	"port-forward": `Listens on 127.0.0.1:LOCAL (absent: the same number as REMOTE; 0: any free port, printed)
+and carries each connection to REMOTE on the sandbox's loopback, through the executor and
+the in-sandbox agent, whatever the session's networking. Runs until Ctrl-C.
+A connection has no half-close: when either side ends, both are closed.
 `,
 	"cp": `SESSION:/path is a file in the sandbox (a trailing / appends the local base name);
 - is stdin or stdout. A pipe on stdin is spooled to a temporary file first: the API
@@ -106,7 +147,11 @@ takes an upload only with its size. A progress bar shows on a terminal past 4 Mi
 type runner func(ctx context.Context, s *Streams, args []string) error
 
 func runners() map[string]runner {
-	return map[string]runner{"create": runCreate, "exec": runExec, "cp": runCp, "export": runExport, "rm": runRm, "ls": runLs}
+	return map[string]runner{
+		"create": runCreate, "exec": runExec, "cp": runCp, "export": runExport, "rm": runRm, "ls": runLs,
+		"stat": runStat, "mkdir": runMkdir, "shell": runShell, "ps": runPs, "logs": runLogs, "kill": runKill,
+		"port-forward": runPortForward,
+	}
 }
 
 // Run runs the subcommand args[0] with the rest of args and returns the
@@ -169,7 +214,7 @@ func printUsage(w io.Writer) {
 		_, _ = fmt.Fprintf(w, "  executor %s\n", synopses[n])
 	}
 	_, _ = fmt.Fprintf(w, "\nEvery command takes --url (default $%s or %s) and --token (default $%s);\n"+
-		"create, exec, cp, rm and ls take --json for machine output.\n", EnvURL, DefaultURL, EnvToken)
+		"create, exec, cp, rm, ls, stat and mkdir take --json for machine output.\n", EnvURL, DefaultURL, EnvToken)
 }
 
 // usageError is a command line the CLI does not accept: exit 2.

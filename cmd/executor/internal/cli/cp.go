@@ -34,6 +34,12 @@ func parseRemote(arg string) (remote, bool) {
 	return remote{sid, p}, true
 }
 
+// isRemote reports whether arg is SESSION:/path.
+func isRemote(arg string) bool {
+	_, ok := parseRemote(arg)
+	return ok
+}
+
 // cpJSON is cp's --json output.
 type cpJSON struct {
 	Source      string `json:"source"`

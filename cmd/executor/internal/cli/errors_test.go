@@ -96,7 +96,7 @@ func TestTopLevelUsage(t *testing.T) {
 	require.Equal(t, ExitOK, r.code)
 	r = h.run("rm", "-h")
 	require.Equal(t, ExitOK, r.code)
-	require.Contains(t, r.stderr, "usage: executor rm SESSION [--checkpoint]\n\nflags:\n")
+	require.Contains(t, r.stderr, "usage: executor rm SESSION [--checkpoint]  or  rm [-r] SESSION:/path\n\nflags:\n")
 	r = h.run("create", "--help")
 	require.Equal(t, ExitOK, r.code)
 	require.Contains(t, r.stderr, "\nA credential's secret is never a flag value: argv is readable by every local user\n")

@@ -49,6 +49,10 @@ const (
 	DefaultBodyIdleTimeout   = 30 * time.Second
 	DefaultMaxBodies         = 64
 	DefaultBatchMemory       = 256 << 20
+	// Port forwarding (issue 14): 64 connections into a session at once,
+	// each closed after 10 minutes without a byte.
+	DefaultMaxStreams      = 64
+	DefaultPortIdleTimeout = 10 * time.Minute
 	// DefaultCheckpointRetention: a checkpoint not restored within a week
 	// is deleted; a workspace abandoned that long is unlikely to be resumed,
 	// and checkpoints are up to SANDGATE_CHECKPOINT_MAX_BYTES each.
@@ -158,7 +162,8 @@ type Config struct {
 	ReadHeaderTimeout time.Duration
 	// BodyIdleTimeout fails a request whose body sends nothing for that
 	// long (SANDGATE_BODY_IDLE_TIMEOUT); a body that keeps sending is never
-	// cut, however long it takes.
+	// cut, however long it takes. A streamed answer (exec:stream) whose
+	// client takes nothing for that long is failed too, its exec cancelled.
 	BodyIdleTimeout time.Duration
 	// MaxBodies is how many request bodies are read at once
 	// (SANDGATE_MAX_BODIES); more are answered 503 "busy".
@@ -166,6 +171,13 @@ type Config struct {
 	// BatchMemory bounds the bytes every files:batch in flight holds
 	// together (SANDGATE_BATCH_MEMORY_BYTES); beyond it, 503 "busy".
 	BatchMemory int64
+	// MaxStreams bounds the long-lived streams into one session at once
+	// (SANDGATE_MAX_STREAMS): forwarded connections, streamed execs,
+	// followed proc outputs, attaches; more are answered 429.
+	MaxStreams int
+	// PortIdleTimeout closes a forwarded connection that carried no byte
+	// for that long (SANDGATE_PORT_IDLE_TIMEOUT).
+	PortIdleTimeout time.Duration
 	// Hardening is every sandbox's containment, from SANDBOX_*.
 	Hardening sandbox.Hardening
 }
@@ -193,6 +205,7 @@ type raw struct {
 	kubeconfig, k8sNamespace, netsetupImage, k8sSeccomp     string
 	labels                                                  string
 	readHeader, bodyIdle, maxBodies, batchMemory            string
+	maxStreams, portIdle                                    string
 }
 
 func (r *raw) settings() []setting {
@@ -224,9 +237,11 @@ func (r *raw) settings() []setting {
 		{"SANDGATE_REAP_INTERVAL", "reap-interval", DefaultReapInterval.String(), "how often the reaper looks (at most half the idle TTL)", &r.reapInterval},
 		{"SANDGATE_ORPHAN_GRACE", "orphan-grace", DefaultOrphanGrace.String(), "reap labelled sandboxes without a session record after this long", &r.orphanGrace},
 		{"SANDGATE_READ_HEADER_TIMEOUT", "read-header-timeout", DefaultReadHeaderTimeout.String(), "a request's headers must arrive within this long", &r.readHeader},
-		{"SANDGATE_BODY_IDLE_TIMEOUT", "body-idle-timeout", DefaultBodyIdleTimeout.String(), "a request body that sends nothing for this long fails with 408 (a body that keeps sending is never cut)", &r.bodyIdle},
+		{"SANDGATE_BODY_IDLE_TIMEOUT", "body-idle-timeout", DefaultBodyIdleTimeout.String(), "a request body that sends nothing for this long fails with 408 (a body that keeps sending is never cut); so does a streamed answer whose client takes nothing", &r.bodyIdle},
 		{"SANDGATE_MAX_BODIES", "max-bodies", strconv.Itoa(DefaultMaxBodies), "request bodies read at once; more are answered 503 busy", &r.maxBodies},
 		{"SANDGATE_BATCH_MEMORY_BYTES", "batch-memory-bytes", strconv.Itoa(DefaultBatchMemory), "bytes all files:batch uploads in flight may hold in memory together; beyond, 503 busy", &r.batchMemory},
+		{"SANDGATE_MAX_STREAMS", "max-streams", strconv.Itoa(DefaultMaxStreams), "long-lived streams into one session at once (port-forward and preview connections, exec:stream, followed proc output, attach); more are answered 429 too_many_streams", &r.maxStreams},
+		{"SANDGATE_PORT_IDLE_TIMEOUT", "port-idle-timeout", DefaultPortIdleTimeout.String(), "a forwarded connection that carries no byte for this long is closed", &r.portIdle},
 	}
 }
 

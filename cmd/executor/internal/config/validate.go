@@ -99,6 +99,18 @@ func (r *raw) validateEdge(c *Config) error {
 	if c.BatchMemory, err = strconv.ParseInt(r.batchMemory, 10, 64); err != nil || c.BatchMemory < minBatchMemory {
 		return fmt.Errorf("SANDGATE_BATCH_MEMORY_BYTES: must be a number of bytes of at least %d (one whole batch)", minBatchMemory)
 	}
+	return r.validatePorts(c)
+}
+
+// validatePorts checks the port forwarding bounds.
+func (r *raw) validatePorts(c *Config) error {
+	var err error
+	if c.MaxStreams, err = strconv.Atoi(r.maxStreams); err != nil || c.MaxStreams <= 0 {
+		return fmt.Errorf("SANDGATE_MAX_STREAMS: must be a positive number, such as %d", DefaultMaxStreams)
+	}
+	if c.PortIdleTimeout, err = time.ParseDuration(r.portIdle); err != nil || c.PortIdleTimeout <= 0 {
+		return fmt.Errorf("SANDGATE_PORT_IDLE_TIMEOUT: must be a positive duration such as %s", DefaultPortIdleTimeout)
+	}
 	return nil
 }
 
