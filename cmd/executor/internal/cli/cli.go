@@ -1,6 +1,6 @@
 // Package cli is the executor's command line for people: the subcommands
-// create, exec, shell, ps, logs, kill, cp, export, rm, ls, stat, mkdir and
-// port-forward drive a running `executor serve` over its HTTP API
+// create, exec, shell, ps, logs, kill, cp, export, rm, ls, stat, mkdir,
+// port-forward and mcp drive a running `executor serve` over its HTTP API
 // (adapters/httpapi.Client), so the CLI holds no state and needs no Docker.
 //
 // It parses with the standard flag package, one FlagSet per subcommand:
@@ -102,6 +102,7 @@ var synopses = map[string]string{
 	"stat":         "stat SESSION:/path [--json]",
 	"mkdir":        "mkdir [-p] SESSION:/path [--json]",
 	"port-forward": "port-forward SESSION [LOCAL:]REMOTE",
+	"mcp":          "mcp [--http ADDR] [--credential SPEC]... [--allow-unrestricted] [--image I]",
 }
 
 // notes follow a subcommand's flags in its -h.
@@ -137,6 +138,16 @@ and carries each connection to REMOTE on the sandbox's loopback, through the exe
 the in-sandbox agent, whatever the session's networking. Runs until Ctrl-C.
 A connection has no half-close: when either side ends, both are closed.
 `,
+	"mcp": `A Model Context Protocol server for AI agents and MCP clients (Claude Desktop, Claude Code,
+Cursor): tools create_sandbox, exec, read_file, write_file, list_files, export_workspace,
+list_sandboxes and delete_sandbox, and the resource template
+sandgate://sessions/{session_id}/files{+path}, acting on the executor at --url.
+Over stdio by default (the client starts it); --http ADDR serves streamable HTTP at
+http://ADDR/ and asks clients for $SANDGATE_MCP_TOKEN as a bearer token. Credentials
+(--credential, as in create; secret-env only) stay in this process: a model names them
+by id and the sandbox sees a placeholder. Without --allow-unrestricted, a model can
+open a sandbox's network only to the hosts it lists.
+`,
 	"cp": `SESSION:/path is a file in the sandbox (a trailing / appends the local base name);
 - is stdin or stdout. A pipe on stdin is spooled to a temporary file first: the API
 takes an upload only with its size. A progress bar shows on a terminal past 4 MiB.
@@ -150,7 +161,7 @@ func runners() map[string]runner {
 	return map[string]runner{
 		"create": runCreate, "exec": runExec, "cp": runCp, "export": runExport, "rm": runRm, "ls": runLs,
 		"stat": runStat, "mkdir": runMkdir, "shell": runShell, "ps": runPs, "logs": runLogs, "kill": runKill,
-		"port-forward": runPortForward,
+		"port-forward": runPortForward, "mcp": runMCP,
 	}
 }
 
