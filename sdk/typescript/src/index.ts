@@ -17,10 +17,10 @@ export {
   type ProcOutput,
   type ProcSignal,
 } from "./procs.js";
-export { Ports, type ForwardOptions, type PortForward, type SignedURL } from "./ports.js";
+export { Ports, type ForwardOptions, type PortForward } from "./ports.js";
 export { type BatchFile, tarStream } from "./tar.js";
 export { type BodyData, outputBytes } from "./body.js";
 export type { CallOptions, StreamedBody, TransportOptions } from "./transport.js";
 export * from "./errors.js";
 export type * from "./schema.js";
-export { OPERATIONS } from "./schema.js";
+export { OPERATIONS, QUERY, ERROR_CODES } from "./schema.js";

@@ -8,17 +8,8 @@ import type { Duplex } from "node:stream";
 import { createWebSocketStream } from "ws";
 
 import { SessionApi } from "./api.js";
+import type { SignPortURLRequest, SignPortURLResponse } from "./schema.js";
 import type { CallOptions, Transport } from "./transport.js";
-
-/** SignedURL is a preview URL a browser can open without the API token, until it expires. */
-export interface SignedURL {
-  /** Absolute, as the request reached the executor. */
-  url: string;
-  /** The same URL without scheme and host. */
-  path: string;
-  /** RFC 3339. */
-  expires_at: string;
-}
 
 /** ForwardOptions are forward's. */
 export interface ForwardOptions extends CallOptions {
@@ -50,9 +41,8 @@ export class Ports extends SessionApi {
    * WebSocket has no half-close: ending the Duplex's writable side closes
    * the connection both ways. The signal and timeout bound the handshake.
    */
-  async connect(port: number, opts: CallOptions = {}): Promise<Duplex> {
-    const ws = await this.op("connectPort", { ...opts, params: { port } }).websocket();
-    return createWebSocketStream(ws);
+  connect(port: number, opts: CallOptions = {}): Promise<Duplex> {
+    return this.op("connectPort", { ...opts, params: { port } }).websocket((ws) => createWebSocketStream(ws));
   }
 
   /**
@@ -100,8 +90,8 @@ export class Ports extends SessionApi {
   }
 
   /** sign is a short-lived URL of the port's preview (ttlSeconds absent: the server's default, an hour; at most a day). */
-  sign(port: number, opts: CallOptions & { ttlSeconds?: number } = {}): Promise<SignedURL> {
-    const json = opts.ttlSeconds === undefined ? {} : { ttl_seconds: opts.ttlSeconds };
-    return this.op("signPortURL", { ...opts, params: { port }, json }).json<SignedURL>();
+  sign(port: number, opts: CallOptions & { ttlSeconds?: number } = {}): Promise<SignPortURLResponse> {
+    const json: SignPortURLRequest = opts.ttlSeconds === undefined ? {} : { ttl_seconds: opts.ttlSeconds };
+    return this.op("signPortURL", { ...opts, params: { port }, json }).json<SignPortURLResponse>();
   }
 }

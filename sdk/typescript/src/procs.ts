@@ -8,7 +8,7 @@ import type WebSocket from "ws";
 import { SessionApi } from "./api.js";
 import { outputBytes, type BodyData } from "./body.js";
 import { apiError, ProtocolError, TransportError } from "./errors.js";
-import type { ProcInfo, ProcOutputEvent, ProcRequest } from "./schema.js";
+import type { ListProcsResponse, ProcInfo, ProcOutputEvent, ProcRequest } from "./schema.js";
 import type { CallOptions, Transport } from "./transport.js";
 
 /** The signals a proc's group can be sent. */
@@ -67,7 +67,7 @@ export class Procs extends SessionApi {
 
   /** list is the session's procs, running and exited not yet removed, oldest first. */
   async list(opts: CallOptions = {}): Promise<ProcInfo[]> {
-    const out = await this.op("listProcs", opts).json<{ procs: ProcInfo[] | null }>();
+    const out = await this.op("listProcs", opts).json<ListProcsResponse>();
     return out.procs ?? [];
   }
 
@@ -140,9 +140,10 @@ export class Procs extends SessionApi {
    * it detaches); timeoutMs bounds the handshake. Detaching leaves the proc
    * running.
    */
-  async attach(pid: string, opts: AttachOptions = {}): Promise<Attachment> {
-    const ws = await this.op("attachProc", { ...opts, params: { pid }, query: { from: opts.from } }).websocket();
-    return new Attachment(ws, opts.signal);
+  attach(pid: string, opts: AttachOptions = {}): Promise<Attachment> {
+    return this.op("attachProc", { ...opts, params: { pid }, query: { from: opts.from } }).websocket(
+      (ws) => new Attachment(ws, opts.signal),
+    );
   }
 }
 

@@ -2,7 +2,7 @@
  * Sessions: provision, get, list and delete, on the executor as a whole.
  */
 import { Api } from "./api.js";
-import type { SessionInfo, SessionRequest } from "./schema.js";
+import type { ListSessionsResponse, SessionInfo, SessionRequest } from "./schema.js";
 import type { CallOptions, Transport } from "./transport.js";
 
 /** DeleteOptions are deleteSession's. */
@@ -23,7 +23,7 @@ export class Sessions extends Api {
 
   /** list is the sessions the executor owns, with their state. */
   async list(opts: CallOptions = {}): Promise<SessionInfo[]> {
-    const out = await this.op("listSessions", opts).json<{ sessions: SessionInfo[] | null }>();
+    const out = await this.op("listSessions", opts).json<ListSessionsResponse>();
     return out.sessions ?? [];
   }
 

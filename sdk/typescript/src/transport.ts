@@ -10,7 +10,7 @@ import WebSocket from "ws";
 import { mapStream, prepareBody, readLimited, type BodyData } from "./body.js";
 import { apiError, InternalError, InvalidArgumentError, SandgateError, TimeoutError, TransportError } from "./errors.js";
 import { ndjsonLines } from "./ndjson.js";
-import { OPERATIONS, type OperationId } from "./schema.js";
+import { OPERATIONS, QUERY, type OperationId } from "./schema.js";
 
 /** CallOptions are what every call takes. */
 export interface CallOptions {
@@ -65,6 +65,8 @@ const maxMessage = 16 << 20;
 /** Transport sends the operations of one executor. */
 export class Transport {
   readonly base: URL;
+  /** The base URL's path without its trailing slashes: what every operation's path follows. */
+  readonly prefix: string;
   readonly token: string | undefined;
   readonly timeoutMs: number;
   readonly fetch: typeof fetch;
@@ -79,10 +81,10 @@ export class Transport {
     if (u.protocol !== "http:" && u.protocol !== "https:") {
       throw new TypeError(`sandgate: url ${JSON.stringify(opts.url)} must be an absolute http or https URL`);
     }
-    u.pathname = u.pathname.replace(/\/+$/, "");
     u.search = "";
     u.hash = "";
     this.base = u;
+    this.prefix = u.pathname.replace(/\/+$/, "");
     this.token = opts.token === "" ? undefined : opts.token;
     this.timeoutMs = opts.timeoutMs ?? 0;
     this.fetch = opts.fetch ?? globalThis.fetch.bind(globalThis);
@@ -180,11 +182,18 @@ export class Call {
       return encodeURIComponent(s);
     });
     const u = new URL(this.t.base.href);
-    u.pathname = this.t.base.pathname + path;
+    u.pathname = this.t.prefix + path;
+    const declared: readonly string[] = QUERY[this.id] ?? [];
     for (const [k, v] of Object.entries(this.req.query ?? {})) {
-      if (v !== undefined) {
-        u.searchParams.set(k, String(v));
+      if (v === undefined) {
+        continue;
       }
+      // openapi.json is the one list of an operation's parameters: a name
+      // it does not declare is this SDK's mistake, caught before sending.
+      if (!declared.includes(k)) {
+        throw new TypeError(`sandgate: ${this.id} has no query parameter ${k}`);
+      }
+      u.searchParams.set(k, String(v));
     }
     return u;
   }
@@ -290,13 +299,15 @@ export class Call {
    * websocket opens the call as a WebSocket. An answer other than the
    * upgrade is the API's error (an unknown proc is a plain 404). The
    * signal and timeout bound the handshake only: the caller owns the
-   * socket from then on.
+   * socket from then on. take is called as the socket opens, before any
+   * message is read: listeners it adds miss none (a message that arrives
+   * with the upgrade is emitted before a promise's continuation runs).
    */
-  async websocket(): Promise<WebSocket> {
+  async websocket<T>(take: (ws: WebSocket) => T): Promise<T> {
     const deadline = this.deadline();
     const url = this.url();
     url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-    return await new Promise<WebSocket>((resolve, reject) => {
+    return await new Promise<T>((resolve, reject) => {
       const signal = deadline.signal;
       if (signal?.aborted === true) {
         reject(deadline.fail(signal.reason));
@@ -310,10 +321,15 @@ export class Call {
         }
         settled = true;
         signal?.removeEventListener("abort", onAbort);
-        if (err === undefined) {
-          resolve(ws);
-        } else {
+        if (err !== undefined) {
           reject(err);
+          return;
+        }
+        try {
+          resolve(take(ws));
+        } catch (e) {
+          ws.terminate();
+          reject(e);
         }
       };
       const onAbort = (): void => {
