@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/sandgate/sandgate/adapters/mcpserver"
+	"github.com/sandgate/sandgate/cmd/executor/internal/mcpserver"
 )
 
 // EnvMCPToken holds the bearer token MCP clients present to `executor mcp
