@@ -61,7 +61,9 @@ export class Ports extends SessionApi {
         (remote) => {
           remote.on("error", () => sock.destroy());
           sock.once("close", () => remote.destroy());
-          remote.once("close", () => sock.destroy());
+          // end, not destroy: what the sandbox sent last may still be on
+          // its way to the local client.
+          remote.once("close", () => sock.end());
           sock.pipe(remote);
           remote.pipe(sock);
           sock.resume();

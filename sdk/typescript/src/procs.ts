@@ -169,7 +169,11 @@ const queueHigh = 64;
  * stdin, and control it. `done` is the proc as it ended.
  */
 export class Attachment implements AsyncIterable<AttachChunk> {
-  /** The proc as it ended; rejects if the attach ended otherwise (an error, a detach). */
+  /**
+   * The proc as it ended; rejects if the attach ended otherwise (an error, a
+   * detach). The end comes after the output: iterate the output (a reader
+   * that stops holds the socket, and so the end, back), or close to detach.
+   */
   readonly done: Promise<ProcInfo>;
 
   private readonly queue: AttachChunk[] = [];
