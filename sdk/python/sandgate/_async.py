@@ -12,7 +12,8 @@ import httpx
 
 from . import _core, _http, _ws, errors
 from ._core import UNSET, AsyncData, FileData, OutputChunk, SignedURL, Timeout
-from ._schema import ExecResult, ExecStreamEventResult, FileInfo, ProcInfo, SessionInfo, SessionRequest
+from ._schema import (ExecResult, ExecStreamEventResult, FileInfo, FileList, ListProcsResponse, ListSessionsResponse,
+                      ProcInfo, SessionInfo, SessionRequest, SignPortURLRequest)
 from ._ws import AsyncAttachment, AsyncPortConnection
 
 Route = tuple[str, str]
@@ -225,9 +226,8 @@ class AsyncClient:
 
     async def list_sessions(self, *, timeout: Timeout = UNSET) -> list[SessionInfo]:
         """list_sessions returns the sessions this executor owns."""
-        answer = await self._call(self._op("listSessions"), timeout=timeout)
-        sessions: list[SessionInfo] = answer["sessions"]
-        return sessions
+        answer: ListSessionsResponse = await self._call(self._op("listSessions"), timeout=timeout)
+        return answer["sessions"]
 
     async def delete_session(self, session_id: str, *, checkpoint: bool = False, timeout: Timeout = UNSET) -> None:
         """delete_session reaps the session (success if it never existed)."""
@@ -289,7 +289,7 @@ class AsyncClient:
                          timeout=timeout)
 
     async def write_files(self, session_id: str,
-                          files: Union[Mapping[str, FileData], Iterable[tuple[str, FileData]]], *,
+                          files: _core.Files, *,
                           timeout: Timeout = UNSET) -> None:
         """write_files writes several files in one call, as a tar built while
         it is sent."""
@@ -313,10 +313,9 @@ class AsyncClient:
 
     async def list_files(self, session_id: str, path: str, *, timeout: Timeout = UNSET) -> list[FileInfo]:
         """list_files lists a directory's entries, sorted by name."""
-        answer = await self._call(self._op("listFiles", id=session_id), params=_core.query(path=path),
+        answer: FileList = await self._call(self._op("listFiles", id=session_id), params=_core.query(path=path),
                                   timeout=timeout)
-        entries: list[FileInfo] = answer["entries"]
-        return entries
+        return answer["entries"]
 
     async def remove_file(self, session_id: str, path: str, *, recursive: bool = False,
                           timeout: Timeout = UNSET) -> None:
@@ -358,9 +357,8 @@ class AsyncClient:
 
     async def list_procs(self, session_id: str, *, timeout: Timeout = UNSET) -> list[ProcInfo]:
         """list_procs returns the session's procs, oldest first."""
-        answer = await self._call(self._op("listProcs", id=session_id), timeout=timeout)
-        procs: list[ProcInfo] = answer["procs"]
-        return procs
+        answer: ListProcsResponse = await self._call(self._op("listProcs", id=session_id), timeout=timeout)
+        return answer["procs"]
 
     async def get_proc(self, session_id: str, proc_id: str, *, timeout: Timeout = UNSET) -> ProcInfo:
         """get_proc returns one proc."""
@@ -423,7 +421,7 @@ class AsyncClient:
     async def sign_port_url(self, session_id: str, port: int, *, ttl_seconds: Optional[int] = None,
                             timeout: Timeout = UNSET) -> SignedURL:
         """sign_port_url returns a signed URL of the port's preview."""
-        body = {} if ttl_seconds is None else {"ttl_seconds": ttl_seconds}
+        body: SignPortURLRequest = {} if ttl_seconds is None else {"ttl_seconds": ttl_seconds}
         signed: SignedURL = await self._call(self._op("signPortURL", id=session_id, port=port), json=body,
                                              timeout=timeout)
         return signed

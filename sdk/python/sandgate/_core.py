@@ -15,11 +15,11 @@ import secrets
 import tarfile
 from dataclasses import dataclass
 from typing import (IO, Any, AsyncIterable, AsyncIterator, Iterable, Iterator, Literal, Mapping, Optional,
-                    Sequence, TypedDict, Union)
+                    Sequence, Union)
 from urllib.parse import quote
 
 from . import errors
-from ._schema import OPERATIONS, ExecResult, ExecStreamEventResult, ProcInfo, ProcRequest
+from ._schema import OPERATIONS, ExecResult, ExecStreamEventResult, ProcInfo, ProcRequest, SignPortURLResponse
 
 #: DEFAULT_URL is the executor's default address (``make run``), used when
 #: neither an argument nor SANDGATE_URL names one.
@@ -75,14 +75,10 @@ UNSET = Unset()
 Timeout = Union[float, None, Unset]
 
 
-class SignedURL(TypedDict):
-    """SignedURL is signPortURL's answer (an inline schema of openapi.json):
-    ``url`` is absolute as the request reached the executor, ``path`` the
-    same without scheme and host, ``expires_at`` RFC 3339."""
-
-    url: str
-    path: str
-    expires_at: str
+#: SignedURL is signPortURL's answer: ``url`` is absolute as the request
+#: reached the executor, ``path`` the same without scheme and host,
+#: ``expires_at`` RFC 3339.
+SignedURL = SignPortURLResponse
 
 
 @dataclass(frozen=True)
@@ -440,7 +436,11 @@ async def in_thread(pieces: Iterable[bytes]) -> AsyncIterator[bytes]:
         yield piece
 
 
-def batch_members(files: Union[Mapping[str, FileData], Iterable[tuple[str, FileData]]]) -> list[tuple[str, FileData, int]]:
+#: Files is a batch write's members: absolute paths to their data.
+Files = Union[Mapping[str, FileData], Iterable[tuple[str, FileData]]]
+
+
+def batch_members(files: Files) -> list[tuple[str, FileData, int]]:
     """batch_members lists a batch write's members with their sizes, which
     a tar header needs before the member's bytes."""
     items: Iterable[tuple[str, FileData]] = files.items() if isinstance(files, Mapping) else files

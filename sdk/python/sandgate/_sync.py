@@ -8,7 +8,8 @@ import httpx
 
 from . import _core, _http, _ws, errors
 from ._core import UNSET, AttachOutput, Data, FileData, OutputChunk, SignedURL, Timeout
-from ._schema import ExecResult, ExecStreamEventResult, FileInfo, ProcInfo, SessionInfo, SessionRequest
+from ._schema import (ExecResult, ExecStreamEventResult, FileInfo, FileList, ListProcsResponse, ListSessionsResponse,
+                      ProcInfo, SessionInfo, SessionRequest, SignPortURLRequest)
 
 Route = tuple[str, str]
 
@@ -319,9 +320,8 @@ class Client:
 
     def list_sessions(self, *, timeout: Timeout = UNSET) -> list[SessionInfo]:
         """list_sessions returns the sessions this executor owns."""
-        answer = self._call(self._op("listSessions"), timeout=timeout)
-        sessions: list[SessionInfo] = answer["sessions"]
-        return sessions
+        answer: ListSessionsResponse = self._call(self._op("listSessions"), timeout=timeout)
+        return answer["sessions"]
 
     def delete_session(self, session_id: str, *, checkpoint: bool = False, timeout: Timeout = UNSET) -> None:
         """delete_session reaps the session (success if it never existed);
@@ -384,7 +384,7 @@ class Client:
                    headers={"Content-Length": str(length), "Content-Type": "application/octet-stream"},
                    timeout=timeout)
 
-    def write_files(self, session_id: str, files: Union[Mapping[str, FileData], Iterable[tuple[str, FileData]]], *,
+    def write_files(self, session_id: str, files: _core.Files, *,
                     timeout: Timeout = UNSET) -> None:
         """write_files writes several files (absolute paths to their bytes,
         or seekable file objects) in one call, as a tar built while it is
@@ -409,9 +409,9 @@ class Client:
 
     def list_files(self, session_id: str, path: str, *, timeout: Timeout = UNSET) -> list[FileInfo]:
         """list_files lists a directory's entries, sorted by name."""
-        answer = self._call(self._op("listFiles", id=session_id), params=_core.query(path=path), timeout=timeout)
-        entries: list[FileInfo] = answer["entries"]
-        return entries
+        answer: FileList = self._call(self._op("listFiles", id=session_id), params=_core.query(path=path),
+                                      timeout=timeout)
+        return answer["entries"]
 
     def remove_file(self, session_id: str, path: str, *, recursive: bool = False, timeout: Timeout = UNSET) -> None:
         """remove_file removes a file, a symlink or an empty directory; a
@@ -449,9 +449,8 @@ class Client:
 
     def list_procs(self, session_id: str, *, timeout: Timeout = UNSET) -> list[ProcInfo]:
         """list_procs returns the session's procs, oldest first."""
-        answer = self._call(self._op("listProcs", id=session_id), timeout=timeout)
-        procs: list[ProcInfo] = answer["procs"]
-        return procs
+        answer: ListProcsResponse = self._call(self._op("listProcs", id=session_id), timeout=timeout)
+        return answer["procs"]
 
     def get_proc(self, session_id: str, proc_id: str, *, timeout: Timeout = UNSET) -> ProcInfo:
         """get_proc returns one proc."""
@@ -518,6 +517,6 @@ class Client:
                       timeout: Timeout = UNSET) -> SignedURL:
         """sign_port_url returns a URL of the port's preview that a browser
         opens without the API token until it expires (default an hour)."""
-        body = {} if ttl_seconds is None else {"ttl_seconds": ttl_seconds}
+        body: SignPortURLRequest = {} if ttl_seconds is None else {"ttl_seconds": ttl_seconds}
         signed: SignedURL = self._call(self._op("signPortURL", id=session_id, port=port), json=body, timeout=timeout)
         return signed

@@ -23,10 +23,12 @@ from websockets.datastructures import Headers
 from . import _core, errors
 from ._schema import ProcInfo
 
+WebSocket = websockets.legacy.client.WebSocketClientProtocol
+
 T = TypeVar("T")
 
 
-class _Protocol(websockets.legacy.client.WebSocketClientProtocol):
+class _Protocol(WebSocket):
     """_Protocol reads the body of a refused handshake, which websockets
     drops: the executor answers a refusal (an unknown proc, a closed port)
     with the API's error body before any upgrade, and its code is what the
@@ -46,7 +48,7 @@ class _Protocol(websockets.legacy.client.WebSocketClientProtocol):
         return status, headers
 
 
-async def connect(url: str, token: Optional[str], timeout: Optional[float]) -> websockets.legacy.client.WebSocketClientProtocol:
+async def connect(url: str, token: Optional[str], timeout: Optional[float]) -> WebSocket:
     """connect opens a WebSocket to url (http(s) turned into ws(s)),
     mapping a refused handshake to the API's error and a failure to connect
     to TransportError."""
@@ -54,8 +56,8 @@ async def connect(url: str, token: Optional[str], timeout: Optional[float]) -> w
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
         return await websockets.legacy.client.connect(
-            ws_url, extra_headers=headers, create_protocol=cast(Callable[[Any], websockets.legacy.client.WebSocketClientProtocol], _Protocol), open_timeout=timeout,
-            max_size=_core.MAX_WS_MESSAGE, compression=None)
+            ws_url, extra_headers=headers, create_protocol=cast(Callable[[Any], WebSocket], _Protocol),
+            open_timeout=timeout, max_size=_core.MAX_WS_MESSAGE, compression=None)
     except errors.SandgateError:
         raise
     except asyncio.TimeoutError as exc:
@@ -72,7 +74,7 @@ async def _bounded(aw: Awaitable[T], timeout: Optional[float]) -> T:
         raise errors.CallTimeoutError(f"nothing within {timeout}s") from exc
 
 
-async def _detach(ws: websockets.legacy.client.WebSocketClientProtocol) -> None:
+async def _detach(ws: WebSocket) -> None:
     """_detach closes ws for a task that is being cancelled: the close is
     shielded from that cancellation, so the server sees the detach."""
     try:
@@ -91,7 +93,7 @@ class AsyncAttachment:
     proc runs on. Cancelling the task that reads it detaches too.
     """
 
-    def __init__(self, ws: websockets.legacy.client.WebSocketClientProtocol) -> None:
+    def __init__(self, ws: WebSocket) -> None:
         self._ws = ws
         #: end is the proc as it ended, once the attach has ended.
         self.end: Optional[ProcInfo] = None
@@ -164,7 +166,7 @@ class AsyncPortConnection:
     connection has ended; either side closing ends both (a WebSocket has no
     half-close)."""
 
-    def __init__(self, ws: websockets.legacy.client.WebSocketClientProtocol) -> None:
+    def __init__(self, ws: WebSocket) -> None:
         self._ws = ws
 
     async def send(self, data: bytes) -> None:
@@ -212,7 +214,7 @@ class AsyncPortConnection:
         await self.close()
 
 
-async def _shutdown(sockets: Iterable[websockets.legacy.client.WebSocketClientProtocol]) -> None:
+async def _shutdown(sockets: Iterable[WebSocket]) -> None:
     """_shutdown closes the WebSockets still open (a close handshake of a
     few seconds at most), then cancels every other task of the running loop
     and waits for them: what is left of their reads and keepalives."""
@@ -234,9 +236,9 @@ class LoopThread:
         self._thread = threading.Thread(target=self._loop.run_forever, name="sandgate-ws", daemon=True)
         self._thread.start()
         #: sockets are the WebSockets opened through this loop, closed with it.
-        self.sockets: weakref.WeakSet[websockets.legacy.client.WebSocketClientProtocol] = weakref.WeakSet()
+        self.sockets: weakref.WeakSet[WebSocket] = weakref.WeakSet()
 
-    def connect(self, url: str, token: Optional[str], timeout: Optional[float]) -> websockets.legacy.client.WebSocketClientProtocol:
+    def connect(self, url: str, token: Optional[str], timeout: Optional[float]) -> WebSocket:
         """connect opens a WebSocket on the loop (see connect)."""
         ws = self.run(connect(url, token, timeout))
         self.sockets.add(ws)

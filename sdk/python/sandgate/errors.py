@@ -197,7 +197,8 @@ class LengthRequiredError(APIError):
 
 
 class NotImplementedAPIError(APIError):
-    """NotImplementedAPIError: not_implemented (501), the executor cannot do this (no checkpoint store, no signing key)."""
+    """NotImplementedAPIError: not_implemented (501), the executor cannot do this (no checkpoint store, no
+    signing key). Not NotImplementedError, which would shadow the built-in."""
 
     code = "not_implemented"
     default_status = 501

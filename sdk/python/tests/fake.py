@@ -123,7 +123,7 @@ class FakeExecutor:
         self.disconnects = 0
         self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.fake = self
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()
 
     @property

@@ -22,7 +22,7 @@ import websockets.legacy.server
 
 import sandgate
 from sandgate import errors
-from sandgate._schema import OPERATIONS
+from sandgate._schema import ERROR_CODES, OPERATIONS, QUERY
 
 from .fake import FakeExecutor, Handler
 
@@ -70,6 +70,7 @@ def test_operations_are_openapi_s() -> None:
 
 def test_every_error_code_of_openapi_has_its_class() -> None:
     codes = set(errors.ERRORS)
+    assert set(ERROR_CODES) <= codes
     if OPENAPI.exists():
         spec = json.loads(OPENAPI.read_text())
         enum = spec["components"]["schemas"]["Error"]["properties"]["error"]["properties"]["code"]["enum"]
@@ -448,6 +449,10 @@ def test_plain_calls_send_what_the_api_takes(fake: FakeExecutor) -> None:
     with sandgate.Client(fake.url) as c:
         answers = list(every_call(c))
     sync_calls, calls[:] = list(calls), []
+    routes = {(m, re.sub(r"\{\w+\}", "[^/]+", p)): op for op, (m, p) in OPERATIONS.items()}
+    for method, path, params, _ in sync_calls:
+        op = next(op for (m, p), op in routes.items() if m == method and re.fullmatch(p, path))
+        assert set(params) <= set(QUERY.get(op, ())), (op, params)
     assert answers[0] == info and answers[3] == [info] and answers[10] == [PROC]
     assert sandgate.output_bytes(answers[4]) == b"hi\xff"
     assert sync_calls == [
@@ -528,8 +533,8 @@ def fake_ws() -> Iterator[FakeWS]:
     server.stop()
 
 
-WANT_RECEIVED = [("path", "/v1/sessions/ses_x/procs/p1/attach?from=3"), b"input", '{"resize": {"cols": 90, "rows": 20}}',
-                 '{"signal": "INT"}', '{"close_stdin": true}']
+WANT_RECEIVED = [("path", "/v1/sessions/ses_x/procs/p1/attach?from=3"), b"input",
+                 '{"resize": {"cols": 90, "rows": 20}}', '{"signal": "INT"}', '{"close_stdin": true}']
 
 
 def test_attach_and_connect_sync(fake_ws: FakeWS) -> None:
