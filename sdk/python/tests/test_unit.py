@@ -588,3 +588,27 @@ def test_ws_recv_timeout_leaves_the_attach_open(fake_ws: FakeWS) -> None:
             conn.recv(timeout=0.1)
         conn.send(b"still here")
         assert conn.recv(timeout=10) == b"still here"
+
+
+# -- pure helpers -------------------------------------------------------------------
+
+def test_sources_and_ids(tmp_path: Path) -> None:
+    from sandgate import _core
+    assert _core.source_size("é", None) == 2 and _core.source_size(memoryview(b"abc"), None) == 3
+    f = io.BytesIO(b"0123456789")
+    f.seek(4)
+    assert _core.source_size(f, None) == 6 and b"".join(_core.iter_source(f, 6)) == b"456789"
+    assert _core.source_size(iter([b"x"]), None) is None
+    assert b"".join(_core.iter_source(iter([b"abc", b"def"]), 4)) == b"abcd", "cut at the announced length"
+    assert [len(p) for p in _core.iter_source(b"x" * (_core.CHUNK + 1))] == [_core.CHUNK, 1]
+    with pytest.raises(ValueError):
+        _core.source_size(b"", -1)
+    assert re.fullmatch(r"ses_[a-z2-7]{26}", sandgate.new_session_id())
+    for bad in ("", "ftp://h", "http://", "127.0.0.1:7070"):
+        with pytest.raises(ValueError):
+            sandgate.Client(bad or "ws://x")
+    lines = _core.Lines()
+    assert lines.feed(b'{"a":1}\n{"b"') == [b'{"a":1}'] and lines.feed(b':2}\n\n') == [b'{"b":2}']
+    assert lines.feed(b'{"c":3}') == [] and lines.finish() == [b'{"c":3}']
+    with pytest.raises(sandgate.ProtocolError):
+        _core.Lines().feed(b"x" * (_core.MAX_LINE + 1))
