@@ -6,12 +6,12 @@ command)."""
 from __future__ import annotations
 
 import asyncio
-from typing import IO, Any, AsyncIterable, AsyncIterator, Iterable, Mapping, Optional, Self, Union
+from typing import IO, Any, AsyncIterable, AsyncIterator, Mapping, Optional, Self, Union
 
 import httpx
 
 from . import _core, _http, _ws, errors
-from ._core import UNSET, AsyncData, FileData, OutputChunk, SignedURL, Timeout
+from ._core import UNSET, AsyncData, OutputChunk, SignedURL, Timeout
 from ._schema import (ExecResult, ExecStreamEventResult, FileInfo, FileList, ListProcsResponse, ListSessionsResponse,
                       ProcInfo, SessionInfo, SessionRequest, SignPortURLRequest)
 from ._ws import AsyncAttachment, AsyncPortConnection

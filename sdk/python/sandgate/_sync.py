@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import IO, Any, Iterable, Iterator, Mapping, Optional, Self, Union
+import threading
+from typing import IO, Any, Iterator, Mapping, Optional, Self, Union
 
 import httpx
 
 from . import _core, _http, _ws, errors
-from ._core import UNSET, AttachOutput, Data, FileData, OutputChunk, SignedURL, Timeout
+from ._core import UNSET, AttachOutput, Data, OutputChunk, SignedURL, Timeout
 from ._schema import (ExecResult, ExecStreamEventResult, FileInfo, FileList, ListProcsResponse, ListSessionsResponse,
                       ProcInfo, SessionInfo, SessionRequest, SignPortURLRequest)
 
@@ -232,6 +233,7 @@ class Client:
         headers = {"Authorization": f"Bearer {self._token}"} if self._token else {}
         self._http = httpx.Client(headers=headers, transport=transport, follow_redirects=False)
         self._loop: Optional[_ws.LoopThread] = None
+        self._loop_lock = threading.Lock()
 
     def close(self) -> None:
         """close releases the client's connections and its WebSocket thread."""
@@ -291,9 +293,12 @@ class Client:
             raise errors.ProtocolError(f"{_http.what(route)}: the answer is not JSON: {exc}") from exc
 
     def _ws_loop(self) -> _ws.LoopThread:
-        if self._loop is None:
-            self._loop = _ws.LoopThread()
-        return self._loop
+        """_ws_loop is the client's WebSocket thread, started by the first
+        WebSocket call (under a lock: threads may share a client)."""
+        with self._loop_lock:
+            if self._loop is None:
+                self._loop = _ws.LoopThread()
+            return self._loop
 
     def _ws_timeout(self, timeout: Timeout) -> Optional[float]:
         return self._timeout if isinstance(timeout, _core.Unset) else timeout

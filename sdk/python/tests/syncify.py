@@ -83,5 +83,5 @@ def syncified(client: sandgate.AsyncClient) -> Proxy:
     def close() -> None:
         original_close()
         loop.close()
-    proxy.close = close  # type: ignore[method-assign]
+    proxy.close = close  # type: ignore
     return proxy
