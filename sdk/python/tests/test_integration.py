@@ -272,7 +272,8 @@ def test_procs(client: Any, sid: str) -> None:
     assert b"".join(c.data for c in chunks if c.stream == "stdout") == b"first\nsecond\n"
     assert b"".join(c.data for c in chunks if c.stream == "stderr") == b"oops\n"
     rest = list(client.proc_output(sid, bg["id"], stream="stdout", offset=6))
-    assert rest[:-1] == [sandgate.OutputChunk("stdout", 6, b"second\n")]
+    assert rest[0].offset == 6 and {c.stream for c in rest[:-1]} == {"stdout"}
+    assert b"".join(c.data for c in rest[:-1]) == b"second\n"
     assert client.wait_proc(sid, bg["id"])["exit_code"] == 3
     with pytest.raises(sandgate.ProcExitedError):
         client.signal_proc(sid, bg["id"], "TERM")
@@ -315,7 +316,7 @@ def test_attach(client: Any, sid: str) -> None:
     assert rest[-1]["exit_code"] == 5 and att.end == rest[-1]
     # Detach and attach again from an offset: the output is kept.
     again = list(client.attach_proc(sid, cat["id"], offset=2))
-    assert again == [sandgate.AttachOutput("stdout", b"ng\n"), rest[-1]]
+    assert b"".join(i.data for i in again[:-1]) == b"ng\n" and again[-1] == rest[-1]
     client.remove_proc(sid, cat["id"])
 
     shell = client.start_proc(sid, "bash", tty=True)
@@ -351,8 +352,9 @@ def test_ports(client: Any, sid: str) -> None:
 
     signed = client.sign_port_url(sid, 8000, ttl_seconds=120)
     assert signed["path"].startswith(f"/v1/sessions/{sid}/ports/8000/") and signed["url"].endswith(signed["path"])
-    page = httpx.get(signed["url"], timeout=30)  # no token: the signature lets it in
-    assert page.status_code == 200 and page.text.startswith("hello from the sandbox /")
+    with httpx.Client(follow_redirects=True, timeout=30) as browser:  # no token: the signature lets it in
+        page = browser.get(signed["url"])
+    assert (page.status_code, page.text) == (200, "hello from the sandbox /\n")
     with pytest.raises(sandgate.PortClosedError) as info:
         client.connect_port(sid, 8001)
     assert info.value.status == 502
