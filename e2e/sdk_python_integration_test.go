@@ -45,6 +45,9 @@ func TestPythonSDK(t *testing.T) {
 	require.NoError(t, err, "pytest sdk/python/tests:\n%s", out)
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	summary := lines[len(lines)-1]
+	if testing.Verbose() {
+		t.Log(string(out))
+	}
 	t.Log(summary)
 	// With the executor given, no test has a reason to skip: a skip here
 	// is a test that silently did not run.

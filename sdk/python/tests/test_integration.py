@@ -255,6 +255,7 @@ def test_big_transfer_in_bounded_memory(client: Any, sid: str) -> None:
     assert (sink.n, sink.sha.hexdigest()) == (BIG, want)
     for what, peak in (("upload", upload_peak), ("download", download_peak)):
         growth = (peak - baseline) * 1024
+        print(f"{what} of {BIG >> 20} MiB: peak RSS growth {growth / (1 << 20):.1f} MiB")
         assert growth < MAX_GROWTH, f"the {what} of 256 MiB grew the peak RSS by {growth >> 20} MiB"
 
 
