@@ -3,13 +3,14 @@
  * in the ustar format, with a PAX record for a name ustar cannot hold.
  */
 
-/** BatchFile is one member of a batch write: a regular file. */
+/**
+ * BatchFile is one member of a batch write: a regular file. It has no mode:
+ * the executor writes every member 0644 (core/sandbox/bulk_archive.go).
+ */
 export interface BatchFile {
   /** Absolute, or relative to the batch's root when it has one. */
   path: string;
   data: string | Uint8Array;
-  /** Permission bits (default 0o644). */
-  mode?: number;
 }
 
 const BLOCK = 512;
@@ -33,7 +34,7 @@ export async function* tarStream(files: Iterable<BatchFile> | AsyncIterable<Batc
       yield padded(record);
       ustarName = name.subarray(0, 100);
     }
-    yield header({ name: ustarName, mode: f.mode ?? 0o644, size: data.byteLength, mtime, type: "0" });
+    yield header({ name: ustarName, mode: 0o644, size: data.byteLength, mtime, type: "0" });
     if (data.byteLength > 0) {
       yield padded(data);
     }

@@ -219,7 +219,10 @@ export class Call {
     const deadline = this.deadline();
     const url = this.url();
     const headers = this.headers();
-    const init: RequestInit & { duplex?: "half" } = { method: this.method, headers };
+    // redirect "error": the API answers no call with a redirect, and with
+    // any other mode fetch clones the request, teeing a streamed body into
+    // a copy it never reads: a 256 MiB upload was then held whole.
+    const init: RequestInit & { duplex?: "half" } = { method: this.method, headers, redirect: "error" };
     if (deadline.signal !== undefined) {
       init.signal = deadline.signal;
     }
