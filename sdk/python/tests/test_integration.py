@@ -93,10 +93,10 @@ def test_exec_stream_call_timeout(client: Any, sid: str) -> None:
     # Silence past the call's timeout ends the call (the server's keepalive
     # comes every 15 s); closing the stream cancels the command.
     with pytest.raises(sandgate.CallTimeoutError):
-        with client.exec_stream(sid, "echo go; sleep 5; touch /workspace/not-cancelled", timeout=1) as stream:
+        with client.exec_stream(sid, "echo go; sleep 3; touch /workspace/not-cancelled", timeout=1) as stream:
             for _ in stream:
                 pass
-    time.sleep(6)
+    time.sleep(3)  # past the touch (at 3 s; the timeout came at 1 s), had the command run on
     with pytest.raises(sandgate.FileNotExistError):
         client.stat_file(sid, "/workspace/not-cancelled")
 
@@ -107,14 +107,14 @@ def test_async_task_cancellation_cancels_the_command(sid: str) -> None:
             started = asyncio.Event()
 
             async def run() -> None:
-                async for _ in await ac.exec_stream(sid, "echo go; sleep 5; touch /workspace/async-not-cancelled"):
+                async for _ in await ac.exec_stream(sid, "echo go; sleep 3; touch /workspace/async-not-cancelled"):
                     started.set()
             task = asyncio.create_task(run())
             await asyncio.wait_for(started.wait(), 60)
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
-            await asyncio.sleep(6)
+            await asyncio.sleep(4)  # past the touch, had the command run on
             with pytest.raises(sandgate.FileNotExistError):
                 await ac.stat_file(sid, "/workspace/async-not-cancelled")
     asyncio.run(main())
