@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/sandbox"
 )
 
 // FileArgs name a file or directory in a sandbox.
@@ -59,7 +60,7 @@ type ListFilesOut struct {
 // ExportArgs are export_workspace's arguments.
 type ExportArgs struct {
 	SessionID string `json:"session_id" jsonschema:"the id create_sandbox returned"`
-	Root      string `json:"root,omitempty" jsonschema:"directory to export (default: the workspace, /workspace)"`
+	Root      string `json:"root,omitempty" jsonschema:"absolute directory to export (default: the sandbox's working directory)"`
 }
 
 func (s *server) addFileTools(srv *mcp.Server) {
@@ -162,7 +163,13 @@ func (s *server) export(ctx context.Context, _ *mcp.CallToolRequest, in ExportAr
 	if err != nil {
 		return nil, nil, toolError("export_workspace", err)
 	}
-	rc, err := s.cl.Export(ctx, sid, in.Root)
+	root := in.Root
+	if root == "" {
+		if root, err = s.workdir(ctx, sid); err != nil {
+			return nil, nil, toolError("export_workspace", err)
+		}
+	}
+	rc, err := s.cl.Export(ctx, sid, root)
 	if err != nil {
 		return nil, nil, toolError("export_workspace", err)
 	}
@@ -176,14 +183,20 @@ func (s *server) export(ctx context.Context, _ *mcp.CallToolRequest, in ExportAr
 	}
 	uri := "sandgate://sessions/" + sid.String() + "/export.tar"
 	return &mcp.CallToolResult{Content: []mcp.Content{
-		&mcp.TextContent{Text: fmt.Sprintf("tar archive of %s, %d bytes", rootOrDefault(in.Root), len(b))},
+		&mcp.TextContent{Text: fmt.Sprintf("tar archive of %s, %d bytes", root, len(b))},
 		&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: uri, MIMEType: "application/x-tar", Blob: b}},
 	}}, nil, nil
 }
 
-func rootOrDefault(root string) string {
-	if root == "" {
-		return "the workspace"
+// workdir is the session's working directory: the workspace an export
+// takes by default.
+func (s *server) workdir(ctx context.Context, sid domain.ID) (string, error) {
+	info, err := s.cl.Get(ctx, sid)
+	if err != nil {
+		return "", err
 	}
-	return root
+	if info.Workdir == "" {
+		return sandbox.DefaultWorkdir, nil
+	}
+	return info.Workdir, nil
 }

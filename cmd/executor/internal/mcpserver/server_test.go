@@ -185,6 +185,11 @@ func TestExport(t *testing.T) {
 	require.Equal(t, []byte("tar:/w"), blob.Blob)
 
 	require.Contains(t, e.call(t, "export_workspace", map[string]any{"session_id": "s1", "root": "/a/much/longer/root"}, nil), "file_too_large")
+
+	// Without a root, the session's workdir (portfake.Info: /workspace).
+	res, err = e.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "export_workspace", Arguments: map[string]any{"session_id": "s1"}})
+	require.NoError(t, err)
+	require.Equal(t, []byte("tar:/workspace"), res.Content[1].(*mcp.EmbeddedResource).Resource.Blob)
 }
 
 func TestResource(t *testing.T) {
