@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -70,5 +71,61 @@ func TestLoad(t *testing.T) {
 	} {
 		_, err := load([]byte(doc))
 		require.Error(t, err, name)
+	}
+}
+
+// internalOps are the operations an SDK leaves out, with the reason:
+// the gate's own routes, probes and metrics are for the platform, and the
+// preview routes are for browsers (the SDKs offer signPortURL instead).
+var internalOps = map[string]string{
+	"gateConfig": "gate", "gateReport": "gate", "healthz": "probe", "readyz": "probe", "metrics": "Prometheus",
+	"openapi": "the description itself", "previewPortRoot": "browser", "previewPortGet": "browser",
+	"previewPortPost": "browser", "previewPortPut": "browser", "previewPortPatch": "browser", "previewPortDelete": "browser",
+}
+
+// sdkSources are each SDK's hand-written sources: every call names its
+// operation through one helper, op("operationId", …) (self._op in Python,
+// this.op in TypeScript).
+var sdkSources = map[string]struct{ dir, ext, generated string }{
+	"python":     {"sdk/python/sandgate", ".py", "_schema.py"},
+	"typescript": {"sdk/typescript/src", ".ts", "schema.ts"},
+}
+
+var opCall = regexp.MustCompile(`[._]op\(\s*["']([A-Za-z]+)["']`)
+
+// TestSDKsCoverTheOperations is the other half of the CI check: every
+// public operation of openapi.json is called by each SDK, and each SDK
+// calls only operations the description has.
+func TestSDKsCoverTheOperations(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(root, spec))
+	require.NoError(t, err)
+	a, err := load(raw)
+	require.NoError(t, err)
+	public := map[string]bool{}
+	for _, o := range a.ops {
+		if _, ok := internalOps[o.id]; !ok {
+			public[o.id] = true
+		}
+	}
+	for name, src := range sdkSources {
+		t.Run(name, func(t *testing.T) {
+			used := map[string]bool{}
+			files, err := filepath.Glob(filepath.Join(root, src.dir, "*"+src.ext))
+			require.NoError(t, err)
+			for _, f := range files {
+				if filepath.Base(f) == src.generated {
+					continue
+				}
+				b, err := os.ReadFile(f)
+				require.NoError(t, err)
+				for _, m := range opCall.FindAllStringSubmatch(string(b), -1) {
+					require.True(t, public[m[1]], "%s calls %q, which openapi.json does not describe (or is internal)", f, m[1])
+					used[m[1]] = true
+				}
+			}
+			for id := range public {
+				require.True(t, used[id], "the %s SDK has no call of %q", name, id)
+			}
+		})
 	}
 }
