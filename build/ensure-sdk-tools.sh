@@ -2,7 +2,7 @@
 # ensure-sdk-tools.sh makes sure the SDKs' test suites can run: Debian's
 # python3 with pytest, httpx and websockets (the Python SDK's only
 # dependencies, so that it installs and tests offline), and node with npm
-# (the TypeScript SDK and the MCP client test install their packages with
+# ≥ 20.3 (the TypeScript SDK and the MCP client test install their packages with
 # npm ci themselves). Missing Debian packages are installed with apt (root
 # only); anything else missing is named, with what to do, and fails.
 set -euo pipefail
@@ -29,8 +29,8 @@ for tool in node npm; do
 		exit 1
 	fi
 done
-major=$(node -p 'process.versions.node.split(".")[0]')
-if ((major < 20)); then
-	log "node $(node --version) is too old: the TypeScript SDK needs Node.js 20 or newer"
+# The TypeScript SDK needs AbortSignal.any: Node.js 20.3 or newer.
+if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 3) ? 0 : 1)'; then
+	log "node $(node --version) is too old: the TypeScript SDK needs Node.js 20.3 or newer"
 	exit 1
 fi
