@@ -35,7 +35,7 @@ func execAdversarialRows() []row {
 		{"C-EXEC-4/overruns-then-exits-cleanly", func(t *testing.T, s *suite) {
 			sb := s.fresh(t)
 			res, took := timed(t, sb, sandbox.ExecRequest{Command: killOthers + "sleep 1.6; exit 0", Timeout: time.Second})
-			require.True(t, res.TimedOut, "finishing after the deadline is a timeout whatever the exit status")
+			require.True(t, res.TimedOut, "finishing after the deadline is a timeout whatever the exit status: %+v took %v", res, took)
 			requireReturnedBy(t, took, time.Second)
 			require.Equal(t, "usable\n", sh(t, sb, "echo usable"))
 		}},
