@@ -101,7 +101,9 @@ func serveMCPHTTP(ctx context.Context, s *Streams, addr, token string, srv *mcp.
 		if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
-		<-done
+		if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
 		return nil
 	}
 }

@@ -128,7 +128,7 @@ func (s *server) writeFile(ctx context.Context, _ *mcp.CallToolRequest, in Write
 	case "", "utf-8":
 	case "base64":
 		if body, err = base64.StdEncoding.DecodeString(in.Content); err != nil {
-			return nil, WriteOut{}, fmt.Errorf("write_file failed: invalid_argument: content is not base64: %v", err)
+			return nil, WriteOut{}, fmt.Errorf("write_file failed: invalid_argument: content is not base64: %w", err)
 		}
 	default:
 		return nil, WriteOut{}, fmt.Errorf("write_file failed: invalid_argument: encoding %q is neither utf-8 nor base64", in.Encoding)

@@ -96,9 +96,9 @@ func toolError(op string, err error) error {
 		return fmt.Errorf("%s failed: %s: %s", op, ae.Code, ae.Message)
 	}
 	if errors.Is(err, domain.ErrInvalidID) || errors.Is(err, session.ErrInvalidRequest) {
-		return fmt.Errorf("%s failed: invalid_argument: %v", op, err)
+		return fmt.Errorf("%s failed: invalid_argument: %w", op, err)
 	}
-	return fmt.Errorf("%s failed: %v", op, err)
+	return fmt.Errorf("%s failed: %w", op, err)
 }
 
 // readCapped reads at most limit bytes of r and reports whether more

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
@@ -131,7 +132,7 @@ func TestExec(t *testing.T) {
 	require.Equal(t, "0123456789\n[… 16 bytes left out …]\nqrstuvwxyz", out.Stdout)
 	got := e.svc.ExecRequest()
 	require.Equal(t, "make", got.Command)
-	require.Equal(t, float64(DefaultExecTimeoutSeconds), got.Timeout.Seconds())
+	require.Equal(t, DefaultExecTimeoutSeconds*time.Second, got.Timeout)
 
 	e.svc.ExecResult = sandbox.ExecResult{ExitCode: -1, TimedOut: true}
 	out = ExecOut{}
