@@ -32,6 +32,10 @@ func wantNetShape(n domain.Networking) NetShape {
 type Observed struct {
 	Image   string
 	Workdir string
+	// Isolation is the runtime the sandbox runs under; empty reads as
+	// IsolationRunc (a backend's default runtime, and every sandbox made
+	// before the choice existed).
+	Isolation Isolation
 	// Net is the ungated network shape; ignored for a gated sandbox, whose
 	// egress is pinned by the pairing.
 	Net NetShape
@@ -69,7 +73,7 @@ type Adoption struct {
 }
 
 // DecideAdoption compares a resolved spec (ResolveSpec) with what the adapter
-// observed (C-PROV-2, C-GATE-3). Image (verbatim) and workdir differences are
+// observed (C-PROV-2, C-GATE-3). Image (verbatim), workdir and isolation differences are
 // ErrSpecMismatch naming the field — a different sandbox, not this one found
 // again — and so is a different ungated network shape, a route the session
 // never asked for. A gated↔ungated reshape or a sandbox paired with a stale
@@ -81,6 +85,12 @@ func DecideAdoption(want Spec, got Observed) (Adoption, error) {
 	}
 	if got.Workdir != want.Workdir {
 		return Adoption{}, fmt.Errorf("%w: workdir is %q, requested %q", ErrSpecMismatch, got.Workdir, want.Workdir)
+	}
+	if got.Isolation == "" {
+		got.Isolation = IsolationRunc
+	}
+	if got.Isolation != want.Isolation {
+		return Adoption{}, fmt.Errorf("%w: isolation is %q, requested %q", ErrSpecMismatch, got.Isolation, want.Isolation)
 	}
 	wantGated := want.Gate != nil
 	switch {

@@ -42,6 +42,10 @@ type Spec struct {
 	// Hardening is the containment applied at create; the zero value applies
 	// none. Bound at create like Env.
 	Hardening Hardening
+	// Isolation is the runtime boundary; empty means IsolationRunc.
+	// Adoption compares it: a sandbox is never found again under a weaker
+	// (or merely different) wall than the one asked for.
+	Isolation Isolation
 	// Gate, when non-nil, pairs the sandbox with a per-session egress gate that
 	// owns its network namespace. Its token is the provider's to mint (its
 	// ports.GateTokenIssuer): a Spec is a plain value and carries no port.
@@ -87,6 +91,12 @@ func ResolveSpec(spec Spec) (Spec, error) {
 	spec.Networking = spec.Networking.Normalize()
 	if err := spec.Networking.Validate(); err != nil {
 		return Spec{}, err
+	}
+	if _, err := ParseIsolation(string(spec.Isolation)); err != nil {
+		return Spec{}, err
+	}
+	if spec.Isolation == "" {
+		spec.Isolation = IsolationRunc
 	}
 	if err := ValidateEnv(spec.Env); err != nil {
 		return Spec{}, err

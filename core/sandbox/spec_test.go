@@ -20,6 +20,7 @@ func TestResolveSpecDefaults(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, DefaultWorkdir, s.Workdir)
 	require.Equal(t, domain.NetUnrestricted, s.Networking.Type)
+	require.Equal(t, IsolationRunc, s.Isolation)
 
 	in := validSpec()
 	in.Workdir = "/srv/app"
@@ -27,6 +28,7 @@ func TestResolveSpecDefaults(t *testing.T) {
 	in.Env = map[string]string{"PATH": "/x", "TOKEN": "sgph_1 $x"}
 	in.Hardening = Hardening{RunAsUser: i64(1000), CapDrop: []string{"ALL"}}
 	in.Gate = &GateSpec{Image: "sandgate-gate:dev", ControlplaneURL: "http://127.0.0.1:7070"}
+	in.Isolation = IsolationGVisor
 	s, err = ResolveSpec(in)
 	require.NoError(t, err)
 	require.Equal(t, in, s)
@@ -43,6 +45,7 @@ func TestResolveSpecRejects(t *testing.T) {
 	}{
 		{"zero session", func(s *Spec) { s.SessionID = domain.ID{} }, "session_id"},
 		{"empty image", func(s *Spec) { s.Image = "" }, "image: must not be empty"},
+		{"unknown isolation", func(s *Spec) { s.Isolation = "kata" }, `isolation "kata": want "runc" or "gvisor"`},
 		{"image with space", func(s *Spec) { s.Image = "a b" }, "image"},
 		{"image with newline", func(s *Spec) { s.Image = "a\nb" }, "image"},
 		{"huge image", func(s *Spec) { s.Image = strings.Repeat("a", 600) }, "image"},
@@ -78,6 +81,8 @@ func TestDecideAdoption(t *testing.T) {
 	limited.Networking = domain.Networking{Type: domain.NetLimited}
 	gated := ungated
 	gated.Gate = &GateSpec{Image: "g", ControlplaneURL: "http://x"}
+	gvisor := ungated
+	gvisor.Isolation = IsolationGVisor
 
 	same := Observed{Image: ungated.Image, Workdir: DefaultWorkdir, Net: NetShapeOpen}
 	for _, tc := range []struct {
@@ -92,6 +97,9 @@ func TestDecideAdoption(t *testing.T) {
 		{"image differs", ungated, Observed{Image: "debian:bookworm-slim", Workdir: DefaultWorkdir, Net: NetShapeOpen}, Adoption{}, "image"},
 		{"workdir differs", ungated, Observed{Image: ungated.Image, Workdir: "/srv", Net: NetShapeOpen}, Adoption{}, "workdir"},
 		{"network differs", limited, same, Adoption{}, "network"},
+		{"isolation differs", ungated, Observed{Image: ungated.Image, Workdir: DefaultWorkdir, Net: NetShapeOpen, Isolation: IsolationGVisor}, Adoption{}, "isolation"},
+		{"gvisor wanted, runc found", gvisor, same, Adoption{}, `isolation is "runc", requested "gvisor"`},
+		{"gvisor match", gvisor, Observed{Image: ungated.Image, Workdir: DefaultWorkdir, Net: NetShapeOpen, Isolation: IsolationGVisor}, Adoption{Action: Adopt}, ""},
 		{"image checked before reshape", gated, Observed{Image: "other", Workdir: DefaultWorkdir, Net: NetShapeOpen}, Adoption{}, "image"},
 		{"gated to ungated", ungated, Observed{Image: ungated.Image, Workdir: DefaultWorkdir, Gated: true, PairedGate: "g1", CurrentGate: "g1"},
 			Adoption{Action: Rebuild, Reason: "gated sandbox requested without a gate", RevokeToken: true}, ""},
