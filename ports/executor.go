@@ -32,6 +32,8 @@ type SessionInfo struct {
 	Workdir string
 	// Networking is the stored policy, when a record is stored.
 	Networking *domain.Networking
+	// Isolation is the sandbox's runtime, when a record is stored.
+	Isolation sandbox.Isolation
 	// Gated reports whether the sandbox runs behind an egress gate.
 	Gated bool
 	// State is StateRunning or StateStopped.

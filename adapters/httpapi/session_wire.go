@@ -3,6 +3,7 @@ package httpapi
 import (
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/gatewire"
+	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/ports"
 )
@@ -19,6 +20,7 @@ type SessionRequest struct {
 	Image       string              `json:"image,omitempty"`
 	Workdir     string              `json:"workdir,omitempty"`
 	Networking  domain.Networking   `json:"networking"`
+	Isolation   sandbox.Isolation   `json:"isolation,omitempty"`
 	Env         map[string]string   `json:"env,omitempty"`
 	Credentials []CredentialRequest `json:"credentials,omitempty"`
 }
@@ -36,7 +38,7 @@ type CredentialRequest struct {
 
 // NewSessionRequest is the wire form of req.
 func NewSessionRequest(req session.Request) SessionRequest {
-	out := SessionRequest{Image: req.Image, Workdir: req.Workdir, Networking: req.Networking, Env: req.Env}
+	out := SessionRequest{Image: req.Image, Workdir: req.Workdir, Networking: req.Networking, Isolation: req.Isolation, Env: req.Env}
 	if req.Credentials != nil {
 		out.Credentials = make([]CredentialRequest, len(req.Credentials))
 	}
@@ -48,7 +50,7 @@ func NewSessionRequest(req session.Request) SessionRequest {
 
 // Request is the session.Request r carries.
 func (r SessionRequest) Request() session.Request {
-	out := session.Request{Image: r.Image, Workdir: r.Workdir, Networking: r.Networking, Env: r.Env}
+	out := session.Request{Image: r.Image, Workdir: r.Workdir, Networking: r.Networking, Isolation: r.Isolation, Env: r.Env}
 	if r.Credentials != nil {
 		out.Credentials = make([]session.Credential, len(r.Credentials))
 	}
@@ -66,6 +68,7 @@ type SessionResponse struct {
 	Image      string             `json:"image,omitempty"`
 	Workdir    string             `json:"workdir,omitempty"`
 	Networking *domain.Networking `json:"networking,omitempty"`
+	Isolation  sandbox.Isolation  `json:"isolation,omitempty"`
 	Gated      bool               `json:"gated"`
 	State      string             `json:"state"`
 }

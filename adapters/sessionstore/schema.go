@@ -42,6 +42,7 @@ var columns = []struct{ table, name, def string }{
 	{"sandgate_sessions", "image", "TEXT NOT NULL DEFAULT ''"},
 	{"sandgate_sessions", "workdir", "TEXT NOT NULL DEFAULT ''"},
 	{"sandgate_sessions", "last_active_ms", "BIGINT NOT NULL DEFAULT 0"},
+	{"sandgate_sessions", "isolation", "TEXT NOT NULL DEFAULT ''"},
 }
 
 // The queries use PostgreSQL's $n placeholders; dialect.q rewrites them for
@@ -54,11 +55,11 @@ const (
 	qRevokeToken  = `DELETE FROM sandgate_gate_tokens WHERE session_id = $1`
 	qAuthenticate = `SELECT session_id FROM sandgate_gate_tokens WHERE token_hash = $1`
 
-	qPutSession = `INSERT INTO sandgate_sessions (session_id, networking, image, workdir, last_active_ms)
-		VALUES ($1, $2, $3, $4, $5)
+	qPutSession = `INSERT INTO sandgate_sessions (session_id, networking, image, workdir, last_active_ms, isolation)
+		VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (session_id) DO UPDATE SET networking = excluded.networking, image = excluded.image,
-		workdir = excluded.workdir, last_active_ms = excluded.last_active_ms`
-	qGetSession = `SELECT networking, image, workdir, last_active_ms FROM sandgate_sessions WHERE session_id = $1`
+		workdir = excluded.workdir, last_active_ms = excluded.last_active_ms, isolation = excluded.isolation`
+	qGetSession = `SELECT networking, image, workdir, last_active_ms, isolation FROM sandgate_sessions WHERE session_id = $1`
 	// qTouch only moves the clock forward: executors touching one session
 	// at once never set it back.
 	qTouch             = `UPDATE sandgate_sessions SET last_active_ms = $2 WHERE session_id = $1 AND last_active_ms < $2`

@@ -30,7 +30,7 @@ func (s *Store) PutSession(ctx context.Context, rec session.Session) error {
 	}
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, s.d.q(qPutSession), rec.ID.String(), string(networking),
-			rec.Image, rec.Workdir, toMillis(rec.LastActive)); err != nil {
+			rec.Image, rec.Workdir, toMillis(rec.LastActive), string(rec.Isolation)); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, s.d.q(qDeleteCredentials), rec.ID.String()); err != nil {
@@ -72,7 +72,7 @@ func (s *Store) GetSession(ctx context.Context, sid domain.ID) (session.Session,
 		var networking string
 		var lastActive int64
 		if err := tx.QueryRowContext(ctx, s.d.q(qGetSession), sid.String()).Scan(
-			&networking, &rec.Image, &rec.Workdir, &lastActive); err != nil {
+			&networking, &rec.Image, &rec.Workdir, &lastActive, &rec.Isolation); err != nil {
 			return err
 		}
 		rec.LastActive = fromMillis(lastActive)

@@ -136,7 +136,7 @@ func (s *Service) Provision(ctx context.Context, sid domain.ID, req session.Requ
 	s.touch(ctx, sid)
 	s.activity.stored(sid, s.now())
 	return ports.SessionInfo{
-		ID: sid, SandboxID: sb.ID(), Image: spec.Image, Workdir: spec.Workdir,
+		ID: sid, SandboxID: sb.ID(), Image: spec.Image, Workdir: spec.Workdir, Isolation: spec.Isolation,
 		Networking: networking(rec), Gated: spec.Gate != nil, State: ports.StateRunning,
 	}, nil
 }
@@ -212,7 +212,7 @@ func (s *Service) info(ctx context.Context, sid domain.ID) (ports.SessionInfo, e
 	rec, err := s.store.GetSession(ctx, sid)
 	switch {
 	case err == nil:
-		info.Image, info.Workdir = rec.Image, rec.Workdir
+		info.Image, info.Workdir, info.Isolation = rec.Image, rec.Workdir, rec.Isolation
 		info.Networking = networking(rec)
 		info.Gated = s.defaults.GateImage != "" && (rec.Networking.Limited() || len(rec.Credentials) > 0)
 	case !errors.Is(err, session.ErrNotFound) && !errors.Is(err, session.ErrDecrypt):

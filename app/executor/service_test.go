@@ -76,7 +76,7 @@ func TestProvisionGated(t *testing.T) {
 	require.NoError(t, err)
 	limited := domain.Networking{Type: domain.NetLimited, AllowedHosts: []string{"api.github.com"}}
 	require.Equal(t, ports.SessionInfo{
-		ID: sid, SandboxID: "ctr-" + sid.String(), Image: "alpine:3", Workdir: sandbox.DefaultWorkdir,
+		ID: sid, SandboxID: "ctr-" + sid.String(), Image: "alpine:3", Workdir: sandbox.DefaultWorkdir, Isolation: sandbox.IsolationRunc,
 		Networking: &limited, Gated: true, State: ports.StateRunning,
 	}, info)
 
@@ -174,7 +174,7 @@ func TestList(t *testing.T) {
 	require.NoError(t, err)
 	unrestricted := domain.Networking{Type: domain.NetUnrestricted}
 	require.Equal(t, []ports.SessionInfo{
-		{ID: a, SandboxID: "ctr-ses_a", Image: "debian:bookworm", Workdir: sandbox.DefaultWorkdir, Networking: &unrestricted, State: ports.StateRunning},
+		{ID: a, SandboxID: "ctr-ses_a", Image: "debian:bookworm", Workdir: sandbox.DefaultWorkdir, Isolation: sandbox.IsolationRunc, Networking: &unrestricted, State: ports.StateRunning},
 		{ID: b, State: ports.StateStopped},
 	}, list)
 }

@@ -34,6 +34,7 @@ func defaultsOf(cfg config.Config) session.Defaults {
 		GateImage:       cfg.GateImage,
 		ControlplaneURL: cfg.ControlplaneURL,
 		Hardening:       cfg.Hardening,
+		Isolation:       cfg.Isolation,
 		OTelEndpoint:    cfg.GateOTelEndpoint,
 		OTelInsecure:    cfg.GateOTelInsecure,
 	}

@@ -41,6 +41,9 @@ type Request struct {
 	Workdir string
 	// Networking is the egress policy; the zero value is unrestricted.
 	Networking domain.Networking
+	// Isolation is the sandbox's runtime; empty means the executor's
+	// default (Defaults.Isolation).
+	Isolation sandbox.Isolation
 	// Env is visible to every exec. Reserved names (sandbox.ReservedEnvName)
 	// and credential names are refused.
 	Env map[string]string
@@ -75,6 +78,9 @@ func (r Request) Validate(sid domain.ID) error {
 		if err := sandbox.ValidateWorkdir(r.Workdir); err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 		}
+	}
+	if _, err := sandbox.ParseIsolation(string(r.Isolation)); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
 	if err := r.validateEnv(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/gatewire"
+	"github.com/sandgate/sandgate/core/sandbox"
 )
 
 // Sentinels of the session store, matched with errors.Is.
@@ -64,6 +65,9 @@ type Session struct {
 	// own.
 	Image   string
 	Workdir string
+	// Isolation is the sandbox's runtime as provisioned; empty for a record
+	// written before the choice existed (runc).
+	Isolation sandbox.Isolation
 	// LastActive is the session's last API call as the store knows it (the
 	// reaper's idle clock); zero for a record written before it was kept.
 	LastActive time.Time

@@ -23,6 +23,9 @@ type Defaults struct {
 	OTelInsecure bool
 	// Hardening is applied to every sandbox this executor creates.
 	Hardening sandbox.Hardening
+	// Isolation is the runtime of a request that names none (empty:
+	// sandbox.IsolationRunc).
+	Isolation sandbox.Isolation
 }
 
 // BuildSpec validates req for session sid and returns the Spec to provision
@@ -56,6 +59,10 @@ func BuildSpec(sid domain.ID, req Request, d Defaults) (sandbox.Spec, Session, e
 		Networking: copyNetworking(rec.Networking),
 		Env:        maps.Clone(req.Env),
 		Hardening:  d.Hardening,
+		Isolation:  req.Isolation,
+	}
+	if spec.Isolation == "" {
+		spec.Isolation = d.Isolation
 	}
 	if spec.Image == "" {
 		spec.Image = d.Image
@@ -82,7 +89,7 @@ func BuildSpec(sid domain.ID, req Request, d Defaults) (sandbox.Spec, Session, e
 	if err != nil {
 		return sandbox.Spec{}, Session{}, err
 	}
-	rec.Image, rec.Workdir = spec.Image, spec.Workdir
+	rec.Image, rec.Workdir, rec.Isolation = spec.Image, spec.Workdir, spec.Isolation
 	return spec, rec, nil
 }
 

@@ -48,21 +48,21 @@ func TestBuildSpec(t *testing.T) {
 			name:     "empty request takes the defaults, ungated",
 			req:      Request{},
 			d:        defaults,
-			wantSpec: sandbox.Spec{SessionID: sid, Image: "debian:bookworm", Workdir: sandbox.DefaultWorkdir, Networking: unrestricted},
+			wantSpec: sandbox.Spec{SessionID: sid, Image: "debian:bookworm", Workdir: sandbox.DefaultWorkdir, Networking: unrestricted, Isolation: sandbox.IsolationRunc},
 		},
 		{
 			name: "caller's image, workdir and env",
 			req:  Request{Image: "alpine:3", Workdir: "/src", Env: map[string]string{"FOO": "bar"}},
 			d:    defaults,
 			wantSpec: sandbox.Spec{SessionID: sid, Image: "alpine:3", Workdir: "/src", Networking: unrestricted,
-				Env: map[string]string{"FOO": "bar"}},
+				Env: map[string]string{"FOO": "bar"}, Isolation: sandbox.IsolationRunc},
 		},
 		{
 			name: "limited is gated",
 			req:  Request{Networking: limited("example.com")},
 			d:    defaults,
 			wantSpec: sandbox.Spec{SessionID: sid, Image: "debian:bookworm", Workdir: sandbox.DefaultWorkdir,
-				Networking: limited("example.com"), Gate: gate},
+				Networking: limited("example.com"), Gate: gate, Isolation: sandbox.IsolationRunc},
 		},
 		{
 			name: "credentials gate an unrestricted session and become placeholders",
@@ -70,21 +70,35 @@ func TestBuildSpec(t *testing.T) {
 			d:    defaults,
 			wantSpec: sandbox.Spec{SessionID: sid, Image: "debian:bookworm", Workdir: sandbox.DefaultWorkdir,
 				Networking: unrestricted, Gate: gate,
-				Env: map[string]string{"A": "1", "GITHUB_TOKEN": egress.Placeholder(sid, "GITHUB_TOKEN")}},
+				Env: map[string]string{"A": "1", "GITHUB_TOKEN": egress.Placeholder(sid, "GITHUB_TOKEN")}, Isolation: sandbox.IsolationRunc},
 		},
 		{
 			name: "limited without a gate image runs ungated",
 			req:  Request{Networking: limited("example.com")},
 			d:    Defaults{Image: "debian:bookworm"},
 			wantSpec: sandbox.Spec{SessionID: sid, Image: "debian:bookworm", Workdir: sandbox.DefaultWorkdir,
-				Networking: limited("example.com")},
+				Networking: limited("example.com"), Isolation: sandbox.IsolationRunc},
 		},
 		{
 			name: "hardening comes from the defaults",
 			req:  Request{},
 			d:    Defaults{Image: "debian:bookworm", Hardening: sandbox.Hardening{PidsLimit: 512, ReadOnlyRootfs: true}},
 			wantSpec: sandbox.Spec{SessionID: sid, Image: "debian:bookworm", Workdir: sandbox.DefaultWorkdir,
-				Networking: unrestricted, Hardening: sandbox.Hardening{PidsLimit: 512, ReadOnlyRootfs: true}},
+				Networking: unrestricted, Hardening: sandbox.Hardening{PidsLimit: 512, ReadOnlyRootfs: true}, Isolation: sandbox.IsolationRunc},
+		},
+		{
+			name: "isolation from the defaults",
+			req:  Request{},
+			d:    Defaults{Image: "debian:bookworm", Isolation: sandbox.IsolationGVisor},
+			wantSpec: sandbox.Spec{SessionID: sid, Image: "debian:bookworm", Workdir: sandbox.DefaultWorkdir,
+				Networking: unrestricted, Isolation: sandbox.IsolationGVisor},
+		},
+		{
+			name: "the request's isolation wins",
+			req:  Request{Isolation: sandbox.IsolationRunc},
+			d:    Defaults{Image: "debian:bookworm", Isolation: sandbox.IsolationGVisor},
+			wantSpec: sandbox.Spec{SessionID: sid, Image: "debian:bookworm", Workdir: sandbox.DefaultWorkdir,
+				Networking: unrestricted, Isolation: sandbox.IsolationRunc},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -94,6 +108,7 @@ func TestBuildSpec(t *testing.T) {
 			require.Equal(t, tc.wantSpec, spec)
 			require.Equal(t, sid, rec.ID)
 			require.Equal(t, tc.wantSpec.Networking, rec.Networking)
+			require.Equal(t, tc.wantSpec.Isolation, rec.Isolation)
 			require.Len(t, rec.Credentials, len(tc.req.Credentials))
 			for _, v := range spec.Env {
 				require.NotContains(t, v, secret, "a secret reached the sandbox's env")
@@ -113,8 +128,8 @@ func TestBuildSpecRecord(t *testing.T) {
 			ID: "cred_github_token", Name: "GITHUB_TOKEN", Secret: gatewire.NewSecret(secret),
 			AllowedHosts: []string{"api.github.com"}, Locations: []gatewire.Location{gatewire.LocationHeaders},
 		}},
-		Image: "debian:bookworm", Workdir: sandbox.DefaultWorkdir,
-	}, rec, "the record carries the resolved image and workdir")
+		Image: "debian:bookworm", Workdir: sandbox.DefaultWorkdir, Isolation: sandbox.IsolationRunc,
+	}, rec, "the record carries the resolved image, workdir and isolation")
 	// The record does not alias the request.
 	req.Credentials[0].AllowedHosts[0] = "evil.example"
 	req.Networking.AllowedHosts[0] = "evil.example"
@@ -140,6 +155,7 @@ func TestBuildSpecRefuses(t *testing.T) {
 		{"no image anywhere", sid, Request{}, Defaults{}, ErrInvalidRequest, "image: must not be empty"},
 		{"image with whitespace", sid, Request{Image: "a b"}, defaults, ErrInvalidRequest, "image \"a b\""},
 		{"relative workdir", sid, Request{Workdir: "src"}, defaults, ErrInvalidRequest, "workdir \"src\""},
+		{"unknown isolation", sid, Request{Isolation: "kata"}, defaults, ErrInvalidRequest, `isolation "kata"`},
 		{"bad network type", sid, Request{Networking: domain.Networking{Type: "open"}}, defaults, ErrInvalidRequest, "open"},
 		{"bad allowed host", sid, Request{Networking: limited("https://x.com/")}, defaults, ErrInvalidRequest, "x.com"},
 		{"bad env name", sid, Request{Env: map[string]string{"1X": ""}}, defaults, ErrInvalidRequest, `env: invalid variable name "1X"`},

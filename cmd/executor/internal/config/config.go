@@ -27,7 +27,10 @@ const (
 	DefaultDatabaseURL = "sqlite://./.sandgate/sandgate.db"
 	DefaultKeyFile     = "./.sandgate/secret.key"
 	DefaultImage       = "debian:bookworm"
-	DefaultGateImage   = "sandgate/gate:dev"
+	// DefaultGVisorRuntime is runsc's usual name, as a Docker runtime and
+	// as a RuntimeClass (gVisor's own documentation uses both).
+	DefaultGVisorRuntime = "runsc"
+	DefaultGateImage     = "sandgate/gate:dev"
 	// DefaultAgentImage is the in-sandbox agent's image that
 	// SANDGATE_AGENT_IMAGE=auto (the default) means on Docker; on
 	// Kubernetes auto means none, since every node would have to pull it.
@@ -112,6 +115,12 @@ type Config struct {
 	KeyFile string
 	// Image is the sandbox image of a request that names none (SANDGATE_IMAGE).
 	Image string
+	// Isolation is the runtime of a request that names none
+	// (SANDGATE_ISOLATION).
+	Isolation sandbox.Isolation
+	// GVisorRuntime names gVisor where this executor runs sandboxes: the
+	// Docker runtime or the Kubernetes RuntimeClass (SANDGATE_GVISOR_RUNTIME).
+	GVisorRuntime string
 	// GateImage is the egress gate's image (SANDGATE_GATE_IMAGE); empty when
 	// gates are off (see ControlplaneURL).
 	GateImage string
@@ -198,7 +207,7 @@ func (s setting) secret() bool {
 type raw struct {
 	listen, gateListen, token, backend, dbURL, key, keyFile string
 	image, gateImage, cpURL, gateNetwork, shutdown          string
-	agentImage                                              string
+	agentImage, isolation, gvisorRuntime                    string
 	gateOTel, gateOTelInsecure                              string
 	cpDir, cpMax, cpRetention                               string
 	idleTTL, reapInterval, orphanGrace                      string
@@ -222,6 +231,8 @@ func (r *raw) settings() []setting {
 		{"SANDGATE_SECRET_KEY", "secret-key", "", "32-byte key sealing secrets, base64 or hex (prefer the environment)", &r.key},
 		{"SANDGATE_SECRET_KEY_FILE", "secret-key-file", DefaultKeyFile, "file holding the key when SANDGATE_SECRET_KEY is unset; created 0600 on first start", &r.keyFile},
 		{"SANDGATE_IMAGE", "image", DefaultImage, "default sandbox image", &r.image},
+		{"SANDGATE_ISOLATION", "isolation", string(sandbox.IsolationRunc), "runtime of a session that names none: runc, or gvisor (needs runsc registered with Docker, or a RuntimeClass in the cluster)", &r.isolation},
+		{"SANDGATE_GVISOR_RUNTIME", "gvisor-runtime", DefaultGVisorRuntime, "name of the gVisor runtime: the Docker engine's runtime (daemon.json runtimes) or the cluster's RuntimeClass", &r.gvisorRuntime},
 		{"SANDGATE_GATE_IMAGE", "gate-image", DefaultGateImage, "egress gate image; empty runs no gates", &r.gateImage},
 		{"SANDGATE_AGENT_IMAGE", "agent-image", agentAuto, "image of the in-sandbox agent; auto: " + DefaultAgentImage + " on docker (a missing image falls back to engine execs, logged), none on kubernetes; empty: none, every sandbox operation is an engine exec", &r.agentImage},
 		{"SANDGATE_CONTROLPLANE_URL", "controlplane-url", "", "URL gates reach this executor at; unset runs no gates", &r.cpURL},

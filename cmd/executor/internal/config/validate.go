@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/sandgate/sandgate/core/sandbox"
 	"net"
 	"net/netip"
 	"net/url"
@@ -55,6 +56,12 @@ func (r *raw) validate() (Config, error) {
 	}
 	if err := checkImages(r.image, r.gateNetwork); err != nil {
 		return Config{}, err
+	}
+	if c.Isolation, err = sandbox.ParseIsolation(r.isolation); err != nil || c.Isolation == "" {
+		return Config{}, fmt.Errorf("SANDGATE_ISOLATION: want runc or gvisor, not %q", r.isolation)
+	}
+	if c.GVisorRuntime = r.gvisorRuntime; strings.TrimSpace(c.GVisorRuntime) == "" {
+		return Config{}, fmt.Errorf("SANDGATE_GVISOR_RUNTIME: must name the runtime, such as %s", DefaultGVisorRuntime)
 	}
 	if err := c.checkGates(); err != nil {
 		return Config{}, err
