@@ -2,13 +2,14 @@ package config
 
 import (
 	"fmt"
-	"github.com/sandgate/sandgate/core/sandbox"
 	"net"
 	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sandgate/sandgate/core/sandbox"
 )
 
 // agentAuto is SANDGATE_AGENT_IMAGE's default: the backend's choice.
