@@ -18,13 +18,17 @@ const (
 	labelRole   = "dev.sandgate.role"
 	roleSandbox = "sandbox"
 	roleGate    = "gate"
+	// labelIsolation marks a sandbox made under gVisor, so adoption reads
+	// the wall it was made with from the container itself.
+	labelIsolation = "dev.sandgate.isolation"
 )
 
 // containerConfig builds the create request for a resolved spec. Pure, so
 // the mapping of every hardening field is unit-tested without a daemon.
 // ncpu is the daemon's CPU count: NanoCPUs above it are refused by Docker,
-// so the quota is clamped to it (C-HARD-1).
-func containerConfig(spec sandbox.Spec, ncpu int, extraLabels map[string]string) (*container.Config, *container.HostConfig) {
+// so the quota is clamped to it (C-HARD-1). gvisorRuntime is the daemon's
+// name for runsc, taken by a gVisor sandbox.
+func containerConfig(spec sandbox.Spec, ncpu int, extraLabels map[string]string, gvisorRuntime string) (*container.Config, *container.HostConfig) {
 	argv := sandbox.KeepAliveArgv(spec.Workdir)
 	labels := map[string]string{sandbox.LabelSession: spec.SessionID.String(), labelRole: roleSandbox}
 	for k, v := range extraLabels {
@@ -44,6 +48,10 @@ func containerConfig(spec sandbox.Spec, ncpu int, extraLabels map[string]string)
 	}
 	useInit := true // reaps the zombies a tool's background jobs leave (C-PROV-9)
 	host := &container.HostConfig{Init: &useInit, ReadonlyRootfs: h.ReadOnlyRootfs}
+	if spec.Isolation == sandbox.IsolationGVisor {
+		host.Runtime = gvisorRuntime
+		labels[labelIsolation] = string(sandbox.IsolationGVisor)
+	}
 	if spec.Networking.Limited() && spec.Gate == nil {
 		host.NetworkMode = "none"
 	}
@@ -102,6 +110,7 @@ func observe(c container.InspectResponse, currentGate string) sandbox.Observed {
 	if c.Config != nil {
 		o.Image = c.Config.Image
 		o.Workdir = c.Config.WorkingDir
+		o.Isolation = sandbox.Isolation(c.Config.Labels[labelIsolation])
 	}
 	if c.HostConfig != nil {
 		mode := c.HostConfig.NetworkMode

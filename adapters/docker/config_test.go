@@ -27,7 +27,7 @@ func TestContainerConfigPlain(t *testing.T) {
 	t.Parallel()
 	cfg, host := containerConfig(resolved(t, func(s *sandbox.Spec) {
 		s.Env = map[string]string{"B": "2", "A": "x y $z"}
-	}), 2, map[string]string{"dev.sandgate.test": "1"})
+	}), 2, map[string]string{"dev.sandgate.test": "1"}, "")
 	require.Equal(t, "debian:bookworm", cfg.Image)
 	require.Equal(t, "/workspace", cfg.WorkingDir)
 	require.Equal(t, []string{"/bin/bash"}, []string(cfg.Entrypoint))
@@ -53,8 +53,8 @@ func TestContainerConfigHardening(t *testing.T) {
 		s.Hardening = sandbox.Hardening{PidsLimit: 64, CPUMillis: 8000, MemoryBytes: 256 << 20,
 			EphemeralStorageBytes: 1 << 30, CapDrop: []string{"net_raw"}, ReadOnlyRootfs: true, RunAsUser: &uid}
 	})
-	_, host := containerConfig(spec, 2, nil)
-	cfg, _ := containerConfig(spec, 2, nil)
+	_, host := containerConfig(spec, 2, nil, "")
+	cfg, _ := containerConfig(spec, 2, nil, "")
 	require.Equal(t, "1000", cfg.User)
 	require.Equal(t, container.NetworkMode("none"), host.NetworkMode)
 	require.Equal(t, int64(2_000_000_000), host.NanoCPUs, "clamped to the daemon's CPUs")
@@ -70,9 +70,9 @@ func TestContainerConfigHardening(t *testing.T) {
 		{Type: mount.TypeVolume, Target: "/mnt"},
 	}, host.Mounts)
 
-	_, host = containerConfig(resolved(t, func(s *sandbox.Spec) { s.Hardening.CPUMillis = 500 }), 2, nil)
+	_, host = containerConfig(resolved(t, func(s *sandbox.Spec) { s.Hardening.CPUMillis = 500 }), 2, nil, "")
 	require.Equal(t, int64(500_000_000), host.NanoCPUs)
-	_, host = containerConfig(resolved(t, func(s *sandbox.Spec) { s.Hardening.CPUMillis = 500 }), 0, nil)
+	_, host = containerConfig(resolved(t, func(s *sandbox.Spec) { s.Hardening.CPUMillis = 500 }), 0, nil, "")
 	require.Equal(t, int64(500_000_000), host.NanoCPUs, "an unknown CPU count does not clamp")
 }
 

@@ -49,6 +49,7 @@ type fakeEngine struct {
 	files      map[string][]byte // what CopyFromContainer finds, by path, in any container
 	logs       string            // what ContainerLogs returns
 	noBash     bool              // images have no /bin/bash
+	runtimes   []string          // what Info lists besides runc
 	announce   []events.Message  // what Events sends, then it stays open
 	topRows    [][]string        // what ContainerTop lists (PID, PGID, STAT)
 }
@@ -60,6 +61,7 @@ type fakeContainer struct {
 	image    string
 	workdir  string
 	netMode  container.NetworkMode
+	runtime  string
 	env      []string
 	created  time.Time
 }
@@ -104,7 +106,15 @@ func (f *fakeEngine) byRef(ref string) *fakeContainer {
 
 func notFound(what string) error { return fmt.Errorf("no such %s: %w", what, cerrdefs.ErrNotFound) }
 
-func (f *fakeEngine) Info(context.Context) (system.Info, error) { return system.Info{NCPU: 2}, nil }
+func (f *fakeEngine) Info(context.Context) (system.Info, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rts := map[string]system.RuntimeWithStatus{"runc": {}}
+	for _, r := range f.runtimes {
+		rts[r] = system.RuntimeWithStatus{}
+	}
+	return system.Info{NCPU: 2, Runtimes: rts}, nil
+}
 
 func (f *fakeEngine) ImageInspect(_ context.Context, ref string, _ ...client.ImageInspectOption) (image.InspectResponse, error) {
 	f.mu.Lock()
@@ -141,7 +151,7 @@ func (f *fakeEngine) ContainerCreate(_ context.Context, cfg *container.Config, h
 	}
 	f.nextID++
 	c := &fakeContainer{id: fmt.Sprintf("c%d", f.nextID), name: name, labels: cfg.Labels, image: cfg.Image,
-		workdir: cfg.WorkingDir, netMode: host.NetworkMode, env: cfg.Env, created: time.Now()}
+		workdir: cfg.WorkingDir, netMode: host.NetworkMode, runtime: host.Runtime, env: cfg.Env, created: time.Now()}
 	f.containers[c.id] = c
 	return container.CreateResponse{ID: c.id}, nil
 }

@@ -122,7 +122,7 @@ func (p *Provider) pairNew(ctx context.Context, spec sandbox.Spec, name, gateID,
 	if err := p.startGate(ctx, gateID); err != nil {
 		return nil, fmt.Errorf("provision %s: %w", sid, err)
 	}
-	cfg, host := containerConfig(spec, ncpu, p.opts.Labels)
+	cfg, host := containerConfig(spec, ncpu, p.opts.Labels, p.opts.GVisorRuntime)
 	gatedSandboxConfig(cfg, host, gateID, spec.Env)
 	id, err := p.createSandbox(ctx, spec, name, cfg, host)
 	if err != nil {

@@ -52,6 +52,12 @@ type Options struct {
 	// stream (an executor restart: keep the key). Nil or empty: each
 	// stream's agent serves alone and its procs end with it.
 	AgentKey func() []byte
+	// GVisorRuntime is the daemon's name for runsc (daemon.json
+	// "runtimes"), taken by sandboxes whose spec asks for gVisor. Empty:
+	// gVisor is not offered, and such a spec is refused
+	// (sandbox.ErrIsolationUnavailable), as it is when the daemon does not
+	// list the runtime.
+	GVisorRuntime string
 	// ObserveDataPlane, when set, is told which path each Exec and file
 	// operation takes (agent true, fallback false).
 	ObserveDataPlane func(ctx context.Context, agent bool)

@@ -44,6 +44,9 @@ func (p *Provider) Provision(ctx context.Context, spec sandbox.Spec) (ports.Sand
 			return sb, err
 		}
 		if !imageReady {
+			if err := p.checkIsolation(ctx, spec); err != nil {
+				return nil, err
+			}
 			if err := p.ensureImages(ctx, spec); err != nil {
 				return nil, err
 			}
@@ -86,7 +89,7 @@ func (p *Provider) create(ctx context.Context, spec sandbox.Spec, name string) (
 	if err != nil {
 		return nil, fmt.Errorf("provision %s: %w", spec.SessionID, err)
 	}
-	cfg, host := containerConfig(spec, ncpu, p.opts.Labels)
+	cfg, host := containerConfig(spec, ncpu, p.opts.Labels, p.opts.GVisorRuntime)
 	id, err := p.createSandbox(ctx, spec, name, cfg, host)
 	if err != nil {
 		return nil, err

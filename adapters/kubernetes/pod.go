@@ -24,6 +24,8 @@ const (
 	// compares (the container's workingDir says the same, but an annotation
 	// is what a reader of the pod sees first).
 	annotationWorkdir = "dev.sandgate.workdir"
+	// labelIsolation marks a pod made under gVisor, for adoption.
+	labelIsolation = "dev.sandgate.isolation"
 )
 
 // Pod-level constants: a small CPU request, because a quota is not a
@@ -90,6 +92,11 @@ func podFor(spec sandbox.Spec, o Options) *corev1.Pod {
 	if o.RuntimeClassName != "" {
 		rc := o.RuntimeClassName
 		pod.Spec.RuntimeClassName = &rc
+	}
+	if spec.Isolation == sandbox.IsolationGVisor {
+		rc := o.GVisorRuntimeClass
+		pod.Spec.RuntimeClassName = &rc
+		labels[labelIsolation] = string(sandbox.IsolationGVisor)
 	}
 	for _, s := range o.ImagePullSecrets {
 		pod.Spec.ImagePullSecrets = append(pod.Spec.ImagePullSecrets, corev1.LocalObjectReference{Name: s})
@@ -224,7 +231,8 @@ func escapeAll(ss []string) []string {
 
 // observe reads back what adoption compares from an existing pod.
 func observe(pod *corev1.Pod) sandbox.Observed {
-	o := sandbox.Observed{Net: sandbox.NetShapeOpen, Workdir: pod.Annotations[annotationWorkdir]}
+	o := sandbox.Observed{Net: sandbox.NetShapeOpen, Workdir: pod.Annotations[annotationWorkdir],
+		Isolation: sandbox.Isolation(pod.Labels[labelIsolation])}
 	for _, c := range pod.Spec.Containers {
 		if c.Name == containerSandbox {
 			o.Image = c.Image

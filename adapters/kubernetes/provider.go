@@ -33,7 +33,13 @@ type Options struct {
 	// the sandbox pods; they are validated by New, before anything is
 	// created.
 	RuntimeClassName string
-	NodeSelector     map[string]string
+	// GVisorRuntimeClass is the RuntimeClass of sandboxes whose spec asks
+	// for gVisor (it replaces RuntimeClassName for them). Empty: gVisor is
+	// not offered, and such a spec is refused
+	// (sandbox.ErrIsolationUnavailable), as it is when the cluster has no
+	// RuntimeClass of that name.
+	GVisorRuntimeClass string
+	NodeSelector       map[string]string
 	Tolerations      []corev1.Toleration
 	ImagePullSecrets []string
 	// NetsetupImage runs the "netsetup" init container of an ungated limited
@@ -194,6 +200,9 @@ func validateOptions(o Options) error {
 		}
 	}
 	add("namespace "+quote(o.Namespace), validation.IsDNS1123Label(o.Namespace))
+	if o.GVisorRuntimeClass != "" {
+		add("gVisor runtime class "+quote(o.GVisorRuntimeClass), validation.IsDNS1123Subdomain(o.GVisorRuntimeClass))
+	}
 	if o.RuntimeClassName != "" {
 		add("runtime class "+quote(o.RuntimeClassName), validation.IsDNS1123Subdomain(o.RuntimeClassName))
 	}

@@ -66,6 +66,9 @@ func (p *Provider) provisionOnce(ctx context.Context, spec sandbox.Spec, name st
 	pod, err := pods.Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
+		if err := p.checkIsolation(ctx, spec); err != nil {
+			return nil, false, err
+		}
 		return p.create(ctx, spec)
 	case err != nil:
 		return nil, false, translate(err, "get pod "+name)

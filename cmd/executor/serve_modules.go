@@ -102,12 +102,14 @@ func openProvider(cfg config.Config, log *slog.Logger, store ports.SessionStore,
 		}
 		return kubernetes.NewFromKubeconfig(cfg.Kubeconfig, kubernetes.Options{Logger: log, Tokens: store,
 			Namespace: cfg.K8sNamespace, NetsetupImage: cfg.NetsetupImage, SeccompProfile: cfg.K8sSeccompProfile,
-			AgentImage: cfg.AgentImage, AgentKey: agentKey(cfg, log), ObserveDataPlane: observe})
+			AgentImage: cfg.AgentImage, AgentKey: agentKey(cfg, log), ObserveDataPlane: observe,
+			GVisorRuntimeClass: cfg.GVisorRuntime})
 	}
 	// NewFromEnv only builds the client; the daemon is first dialled by a
 	// request (or /readyz).
 	return docker.NewFromEnv(docker.Options{Logger: log, Tokens: store, GateNetwork: cfg.GateNetwork,
-		Labels: cfg.DockerLabels, AgentImage: cfg.AgentImage, AgentKey: agentKey(cfg, log), ObserveDataPlane: observe})
+		Labels: cfg.DockerLabels, AgentImage: cfg.AgentImage, AgentKey: agentKey(cfg, log), ObserveDataPlane: observe,
+		GVisorRuntime: cfg.GVisorRuntime})
 }
 
 // serviceModule provides the application service over provider, store and
