@@ -52,6 +52,10 @@ const (
 	CodeStdinClosed  = "stdin_closed"
 	// CodePortClosed: nothing listens on the forwarded port in the sandbox.
 	CodePortClosed = "port_closed"
+	// CodeIsolationUnavailable: the session asks for an isolation (gVisor)
+	// the backend has no runtime for, or cannot give with the rest of the
+	// request.
+	CodeIsolationUnavailable = "isolation_unavailable"
 )
 
 var (
@@ -97,6 +101,7 @@ var apiErrors = []apiError{
 	{sandbox.ErrImageUnusable, http.StatusUnprocessableEntity, CodeImageUnusable, false},
 	{sandbox.ErrGateUIDImage, http.StatusUnprocessableEntity, CodeGateUIDImage, false},
 	{sandbox.ErrInvalidWorkdir, http.StatusUnprocessableEntity, CodeInvalidWorkdir, false},
+	{sandbox.ErrIsolationUnavailable, http.StatusUnprocessableEntity, CodeIsolationUnavailable, false},
 	{sandbox.ErrNoAgent, http.StatusNotImplemented, CodeNoAgent, false},
 	{sandbox.ErrProcNotFound, http.StatusNotFound, CodeProcNotFound, false},
 	{sandbox.ErrTooManyProcs, http.StatusTooManyRequests, CodeTooManyProcs, false},

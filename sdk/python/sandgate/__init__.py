@@ -24,7 +24,7 @@ from .errors import (APIError, CallTimeoutError, ProtocolError, SandgateError, T
                      UnauthorizedError, MethodNotAllowedError, InternalError, IncompleteBodyError,
                      RequestTimeoutError, BusyError, CheckpointTooLargeError, CheckpointUnreadableError,
                      NoAgentError, ProcNotFoundError, TooManyProcsError, ProcExitedError, StdinClosedError,
-                     PortClosedError, TooManyStreamsError)
+                     PortClosedError, TooManyStreamsError, IsolationUnavailableError)
 
 __all__ = [
     "Client", "AsyncClient", "ByteStream", "AsyncByteStream", "ExecStream", "AsyncExecStream",

@@ -21,7 +21,8 @@ __all__ = [
     "LengthRequiredError", "NotImplementedAPIError", "UnauthorizedError", "MethodNotAllowedError", "InternalError",
     "IncompleteBodyError", "RequestTimeoutError", "BusyError", "CheckpointTooLargeError",
     "CheckpointUnreadableError", "NoAgentError", "ProcNotFoundError", "TooManyProcsError", "ProcExitedError",
-    "StdinClosedError", "PortClosedError", "TooManyStreamsError", "ERRORS", "api_error", "decode_error",
+    "StdinClosedError", "PortClosedError", "TooManyStreamsError", "IsolationUnavailableError",
+    "ERRORS", "api_error", "decode_error",
 ]
 
 
@@ -302,6 +303,13 @@ class PortClosedError(APIError):
     default_status = 502
 
 
+class IsolationUnavailableError(APIError):
+    """IsolationUnavailableError: isolation_unavailable (422), the backend cannot give the isolation asked for."""
+
+    code = "isolation_unavailable"
+    default_status = 422
+
+
 class TooManyStreamsError(APIError):
     """TooManyStreamsError: too_many_streams (429), the session has as many streams as it may."""
 
@@ -320,6 +328,7 @@ ERRORS: dict[str, type[APIError]] = {
         MethodNotAllowedError, InternalError, IncompleteBodyError, RequestTimeoutError, BusyError,
         CheckpointTooLargeError, CheckpointUnreadableError, NoAgentError, ProcNotFoundError,
         TooManyProcsError, ProcExitedError, StdinClosedError, PortClosedError, TooManyStreamsError,
+        IsolationUnavailableError,
     )
 }
 

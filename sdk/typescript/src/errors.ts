@@ -273,6 +273,13 @@ export class PortClosedError extends CodedError {
   static override readonly status = 502;
 }
 
+/** isolation_unavailable (422): the backend cannot give the isolation asked for (gVisor). */
+export class IsolationUnavailableError extends CodedError {
+  declare readonly code: "isolation_unavailable";
+  static override readonly code = "isolation_unavailable";
+  static override readonly status = 422;
+}
+
 /** CodedErrorClass is the constructor of one code's class. */
 export type CodedErrorClass = (new (message: string, status?: number, options?: SandgateErrorOptions) => CodedError) & {
   readonly code: string;
@@ -290,6 +297,7 @@ export const ERROR_CLASSES: Readonly<Record<string, CodedErrorClass>> = Object.f
       MethodNotAllowedError, InternalError, IncompleteBodyError, RequestTimeoutError, BusyError,
       CheckpointTooLargeError, CheckpointUnreadableError, NoAgentError, ProcNotFoundError,
       TooManyProcsError, ProcExitedError, StdinClosedError, TooManyStreamsError, PortClosedError,
+      IsolationUnavailableError,
     ].map((cls) => [cls.code, cls]),
   ),
 );

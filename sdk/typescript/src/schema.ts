@@ -6,8 +6,8 @@ export interface Error {
 }
 
 export interface ErrorError {
-  /** Stable codes. Sessions: 409 checkpoint_unreadable (PUT found the stored checkpoint unreadable), 413 checkpoint_too_large (DELETE ?checkpoint=true found the workdir over the bound). Procs and ports, which need the in-sandbox agent: 501 no_agent (the sandbox has none), 404 proc_not_found, 429 too_many_procs and too_many_streams (a per-session cap), 409 proc_exited and stdin_closed, 502 port_closed (nothing listens on the port in the sandbox). Request bodies: JSON bodies must be valid UTF-8, with no duplicate key and keys spelt exactly (case-sensitive), no unknown field and no trailing data (400 invalid_argument); a body shorter than its Content-Length is 400 incomplete_body; a body that sends nothing for SANDGATE_BODY_IDLE_TIMEOUT is 408 request_timeout; 503 busy (with Retry-After) when SANDGATE_MAX_BODIES bodies are being read or the files:batch memory budget (SANDGATE_BATCH_MEMORY_BYTES) is spent: retry later. */
-  code: "not_found" | "spec_mismatch" | "file_not_exist" | "is_directory" | "not_directory" | "not_regular_file" | "not_replaceable" | "not_writable" | "file_too_large" | "not_readable" | "image_unavailable" | "image_unusable" | "gate_uid_image" | "invalid_workdir" | "invalid_argument" | "length_required" | "not_implemented" | "unauthorized" | "method_not_allowed" | "internal" | "incomplete_body" | "request_timeout" | "busy" | "checkpoint_too_large" | "checkpoint_unreadable" | "no_agent" | "proc_not_found" | "too_many_procs" | "proc_exited" | "stdin_closed" | "port_closed" | "too_many_streams";
+  /** Stable codes. Sessions: 422 isolation_unavailable (the isolation asked for has no runtime on this backend, or is not offered with the request's networking), 409 checkpoint_unreadable (PUT found the stored checkpoint unreadable), 413 checkpoint_too_large (DELETE ?checkpoint=true found the workdir over the bound). Procs and ports, which need the in-sandbox agent: 501 no_agent (the sandbox has none), 404 proc_not_found, 429 too_many_procs and too_many_streams (a per-session cap), 409 proc_exited and stdin_closed, 502 port_closed (nothing listens on the port in the sandbox). Request bodies: JSON bodies must be valid UTF-8, with no duplicate key and keys spelt exactly (case-sensitive), no unknown field and no trailing data (400 invalid_argument); a body shorter than its Content-Length is 400 incomplete_body; a body that sends nothing for SANDGATE_BODY_IDLE_TIMEOUT is 408 request_timeout; 503 busy (with Retry-After) when SANDGATE_MAX_BODIES bodies are being read or the files:batch memory budget (SANDGATE_BATCH_MEMORY_BYTES) is spent: retry later. */
+  code: "not_found" | "spec_mismatch" | "file_not_exist" | "is_directory" | "not_directory" | "not_regular_file" | "not_replaceable" | "not_writable" | "file_too_large" | "not_readable" | "image_unavailable" | "image_unusable" | "gate_uid_image" | "invalid_workdir" | "invalid_argument" | "length_required" | "not_implemented" | "unauthorized" | "method_not_allowed" | "internal" | "incomplete_body" | "request_timeout" | "busy" | "checkpoint_too_large" | "checkpoint_unreadable" | "no_agent" | "proc_not_found" | "too_many_procs" | "proc_exited" | "stdin_closed" | "port_closed" | "too_many_streams" | "isolation_unavailable";
   message: string;
 }
 
@@ -31,6 +31,8 @@ export interface SessionRequest {
   image?: string;
   workdir?: string;
   networking?: Networking;
+  /** The sandbox's runtime: runc (a container on the host's kernel) or gvisor (under gVisor's user-space kernel; needs runsc on the backend, else 422 isolation_unavailable; on Docker ungated only, on Kubernetes unrestricted only, see docs/DIVERGENCES.md). Absent: the executor's SANDGATE_ISOLATION. Adoption compares it (409 spec_mismatch). */
+  isolation?: "runc" | "gvisor";
   env?: Record<string, string>;
   credentials?: CredentialRequest[];
 }
@@ -41,6 +43,8 @@ export interface SessionInfo {
   image?: string;
   workdir?: string;
   networking?: Networking;
+  /** the sandbox's runtime, when the executor has the session's record */
+  isolation?: "runc" | "gvisor";
   gated: boolean;
   state: string;
 }
@@ -309,6 +313,7 @@ export const ERROR_CODES = [
   "stdin_closed",
   "port_closed",
   "too_many_streams",
+  "isolation_unavailable",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

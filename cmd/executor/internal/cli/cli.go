@@ -89,7 +89,7 @@ func terminalOrNil(f *os.File) *os.File {
 
 // synopses are the subcommands' usage lines.
 var synopses = map[string]string{
-	"create":       "create SESSION [--image I] [--workdir W] [--limited HOST,...] [--env K=V]... [--credential SPEC]...",
+	"create":       "create SESSION [--image I] [--workdir W] [--isolation runc|gvisor] [--limited HOST,...] [--env K=V]... [--credential SPEC]...",
 	"exec":         "exec SESSION [--timeout D] [-i | -t | -d] -- COMMAND...",
 	"shell":        "shell SESSION [-- COMMAND...]",
 	"ps":           "ps SESSION [--json]",

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sandgate/sandgate/core/domain"
+	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
 )
 
@@ -45,6 +46,7 @@ func runCreate(ctx context.Context, s *Streams, args []string) error {
 	var env, creds listFlag
 	fs.StringVar(&req.Image, "image", "", "sandbox image (default: the executor's)")
 	fs.StringVar(&req.Workdir, "workdir", "", "working directory of every exec (default /workspace)")
+	isolation := fs.String("isolation", "", "runc, or gvisor for a second kernel in the way (default: the executor's)")
 	fs.Var(&limited, "limited", "limit egress to these hosts, comma-separated (empty: no egress)")
 	fs.Var(&env, "env", "K=V visible to every exec (repeatable)")
 	fs.Var(&creds, "credential", "id=ID,name=VAR,secret-env=ENV|secret-stdin,hosts=H,...,locations=headers,body (repeatable)")
@@ -54,6 +56,9 @@ func runCreate(ctx context.Context, s *Streams, args []string) error {
 	}
 	if limited.set {
 		req.Networking = domain.Networking{Type: domain.NetLimited, AllowedHosts: limited.hosts}
+	}
+	if req.Isolation, err = sandbox.ParseIsolation(*isolation); err != nil {
+		return usagef("--isolation: %v", err)
 	}
 	if req.Env, err = parseEnv(env); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"github.com/sandgate/sandgate/adapters/httpapi"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/gatewire"
+	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/core/session"
 	"github.com/sandgate/sandgate/ports/portfake"
 )
@@ -61,6 +62,14 @@ func TestCreateEmptyLimitedMeansNoEgress(t *testing.T) {
 	require.Equal(t, domain.Networking{Type: domain.NetLimited}, h.svc.Request().Networking)
 }
 
+func TestCreateIsolation(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.run("create", "s1", "--isolation", "gvisor")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, sandbox.IsolationGVisor, h.svc.Request().Isolation)
+}
+
 func TestCreateUsageErrors(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -74,6 +83,7 @@ func TestCreateUsageErrors(t *testing.T) {
 		{"bad id", []string{"create", "Bad-Id"}, "", "session: invalid id"},
 		{"unknown flag", []string{"create", "s1", "--nope"}, "", "flag provided but not defined: -nope"},
 		{"env without =", []string{"create", "s1", "--env", "A"}, "", `--env "A": want NAME=VALUE`},
+		{"unknown isolation", []string{"create", "s1", "--isolation", "kata"}, "", `--isolation: isolation "kata": want "runc" or "gvisor"`},
 		{"env twice", []string{"create", "s1", "--env", "A=1", "--env", "A=2"}, "", "--env A: given twice"},
 		{"secret in argv", []string{"create", "s1", "--credential", "id=a,name=A,secret=hunter2hunter2,hosts=h"}, "",
 			"--credential #1: secret=… is refused: argv is visible to every local user"},
