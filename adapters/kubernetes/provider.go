@@ -40,8 +40,8 @@ type Options struct {
 	// RuntimeClass of that name.
 	GVisorRuntimeClass string
 	NodeSelector       map[string]string
-	Tolerations      []corev1.Toleration
-	ImagePullSecrets []string
+	Tolerations        []corev1.Toleration
+	ImagePullSecrets   []string
 	// NetsetupImage runs the "netsetup" init container of an ungated limited
 	// sandbox: it needs `ip` (iproute2 or busybox) and runs as root with
 	// NET_ADMIN alone. A limited ungated provision without it is refused
