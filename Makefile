@@ -19,7 +19,7 @@ GOLANGCI_LINT := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 # since the in-sandbox scripts they run depend on the host (bash, mounts).
 UNIT_FLAGS := $(if $(filter true,$(CI)),-count=1)
 
-.PHONY: test fmt vet unit coverage integration docker images gate-image agent-image postgres sdk-tools check tidy lint shellcheck bench run \
+.PHONY: test fmt vet unit coverage integration docker images gate-image agent-image postgres sdk-tools gvisor check tidy lint shellcheck bench run \
 	helm k8s-up k8s-up-for-test k8s-down test-kubernetes
 
 ## test: gofmt, vet, unit tests with -race (the Helm chart's template tests
@@ -71,7 +71,7 @@ coverage: unit
 # Test containers carry the label dev.sandgate.test: what a crashed earlier
 # run left is removed first (so it never trips this run), and nothing may be
 # left behind afterwards (every test removes what it labelled).
-integration: postgres sdk-tools
+integration: postgres sdk-tools gvisor
 	@stale=$$(docker ps -aq --filter label=dev.sandgate.test); \
 	if [ -n "$$stale" ]; then echo "removing test containers of an earlier run"; docker rm -f -v $$stale >/dev/null || true; fi
 	$(GO) test -race -count=1 -timeout 40m -tags integration $$(grep -rl --include='*_test.go' '^//go:build integration' . | xargs -n1 dirname | sort -u | grep -v '^./adapters/kubernetes$$')
@@ -90,6 +90,11 @@ export SANDGATE_TEST_POSTGRES_PORT := $(POSTGRES_PORT)
 export SANDGATE_TEST_POSTGRES_DSN ?= postgres://postgres@127.0.0.1:$(POSTGRES_PORT)/postgres?sslmode=disable
 postgres:
 	build/ensure-postgres.sh >/dev/null
+
+## gvisor: the Docker engine offers runsc (installs Debian's runsc and
+## registers it in /etc/docker/daemon.json as root; docs/OPERATIONS.md).
+gvisor: docker
+	build/ensure-gvisor.sh
 
 ## sdk-tools: what the SDKs' suites need (Debian's python3-pytest, -httpx,
 ## -websockets; node and npm), installed or named.
