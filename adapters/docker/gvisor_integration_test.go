@@ -5,11 +5,15 @@ package docker_test
 import (
 	"context"
 	"os"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
+	"github.com/stretchr/testify/require"
 
 	"github.com/sandgate/sandgate/adapters/docker"
 	"github.com/sandgate/sandgate/adapters/docker/dockertest"
@@ -111,3 +115,56 @@ func TestConformanceGVisor(t *testing.T) {
 		})
 	}
 }
+
+// TestGVisorIsAnotherKernel: a gVisor sandbox's commands meet gVisor's
+// kernel, not the host's (a runc sandbox beside it reports the host's);
+// what gVisor cannot give with the rest of a spec is refused before
+// anything is created.
+func TestGVisorIsAnotherKernel(t *testing.T) {
+	cli := dockertest.Client(t)
+	requireGVisor(t, cli)
+	dockertest.RequireImage(t, cli, "debian:bookworm")
+	labels := dockertest.Labels(t, cli)
+	p := docker.New(cli, docker.Options{Labels: labels, GVisorRuntime: gvisorRuntime})
+	t.Cleanup(func() { _ = p.Close() })
+	ctx := context.Background()
+	kernel := func(iso sandbox.Isolation) string {
+		sid := domain.NewID("ses")
+		sb, err := p.Provision(ctx, sandbox.Spec{SessionID: sid, Image: "debian:bookworm", Isolation: iso})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = p.Reap(context.WithoutCancel(ctx), sid) })
+		res, err := sb.Exec(ctx, sandbox.ExecRequest{Command: "uname -r", Timeout: 30 * time.Second})
+		require.NoError(t, err)
+		require.Equal(t, 0, res.ExitCode, res.Stderr)
+		return strings.TrimSpace(res.Stdout)
+	}
+	host, gv := kernel(sandbox.IsolationRunc), kernel(sandbox.IsolationGVisor)
+	require.NotEqual(t, host, gv, "a gVisor sandbox answers with gVisor's kernel")
+
+	ours := filters.NewArgs()
+	for k, v := range labels {
+		ours.Add("label", k+"="+v)
+	}
+	before, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: ours})
+	require.NoError(t, err)
+	gated := sandbox.Spec{SessionID: domain.NewID("ses"), Image: "debian:bookworm", Isolation: sandbox.IsolationGVisor,
+		Networking: domain.Networking{Type: domain.NetLimited},
+		Gate:       &sandbox.GateSpec{Image: "sandgate/gate:dev", ControlplaneURL: "http://127.0.0.1:1"}}
+	_, err = docker.New(cli, docker.Options{Labels: labels, GVisorRuntime: gvisorRuntime, Tokens: noTokens{}}).Provision(ctx, gated)
+	require.ErrorIs(t, err, sandbox.ErrIsolationUnavailable)
+	missing := docker.New(cli, docker.Options{Labels: labels, GVisorRuntime: "no-such-runtime"})
+	t.Cleanup(func() { _ = missing.Close() })
+	_, err = missing.Provision(ctx, sandbox.Spec{SessionID: domain.NewID("ses"), Image: "debian:bookworm", Isolation: sandbox.IsolationGVisor})
+	require.ErrorIs(t, err, sandbox.ErrIsolationUnavailable)
+	require.ErrorContains(t, err, `no runtime "no-such-runtime"`)
+	after, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: ours})
+	require.NoError(t, err)
+	require.Len(t, after, len(before), "a refused spec creates nothing")
+}
+
+// noTokens is a token issuer the refused gated spec never reaches.
+type noTokens struct{}
+
+func (noTokens) Generate() string                                 { return "" }
+func (noTokens) Persist(context.Context, domain.ID, string) error { return nil }
+func (noTokens) Revoke(context.Context, domain.ID) error          { return nil }
