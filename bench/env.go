@@ -48,6 +48,10 @@ type env struct {
 	agentOnce sync.Once
 	agentBox  *box
 	agentErr  error
+	// gvisorBox is the gVisor rows' box (gvisor), made on first use.
+	gvisorOnce sync.Once
+	gvisorBox  *box
+	gvisorErr  error
 	// agentPeak is the highest VmHWM of the agents of
 	// agent-exec-parallel-32, for agent-rss.
 	agentPeak int64
@@ -114,6 +118,9 @@ func (e *env) requireAgent(ctx context.Context, id string) error {
 func (e *env) close() {
 	if e.agentBox != nil {
 		_ = e.agentBox.p.Close()
+	}
+	if e.gvisorBox != nil {
+		_ = e.gvisorBox.p.Close()
 	}
 	e.removeLeftovers(context.Background())
 }

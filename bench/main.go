@@ -87,7 +87,7 @@ func main() {
 
 	var rows []Row
 	failed := false
-	for _, r := range append(append(append(append(dockerRows, agentRows...), interactiveRows...), gateRows...), k8sRows...) {
+	for _, r := range append(append(append(append(append(dockerRows, agentRows...), interactiveRows...), gateRows...), gvisorRows...), k8sRows...) {
 		if *only != "" && !strings.Contains(","+*only+",", ","+r.name+",") {
 			continue
 		}
