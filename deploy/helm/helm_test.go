@@ -252,6 +252,25 @@ func TestRBACIsExactlyPodsExecAndLog(t *testing.T) {
 	}
 }
 
+// With a gVisor RuntimeClass named, the one cluster-wide right is reading
+// that class, bound to the executor's service account.
+func TestGVisorRuntimeClassRBAC(t *testing.T) {
+	objs, err := render(t, nil, "sandbox.gvisorRuntimeClass=gvisor")
+	require.NoError(t, err)
+	m := byKind(t, objs)
+	role := m["ClusterRole/sg-sandgate-runtimeclass"]
+	require.NotNil(t, role)
+	assert.Equal(t, []any{map[string]any{"apiGroups": []any{"node.k8s.io"}, "resources": []any{"runtimeclasses"},
+		"resourceNames": []any{"gvisor"}, "verbs": []any{"get"}}}, get(role, "rules"))
+	binding := m["ClusterRoleBinding/sg-sandgate-runtimeclass"]
+	require.NotNil(t, binding)
+	assert.Equal(t, []any{map[string]any{"kind": "ServiceAccount", "name": "sg-sandgate", "namespace": namespace}},
+		get(binding, "subjects"))
+	vars := env(t, m["Deployment/sg-sandgate"])
+	assert.Equal(t, "gvisor", vars["SANDGATE_GVISOR_RUNTIME"])
+	assert.Equal(t, "runc", vars["SANDGATE_ISOLATION"])
+}
+
 func TestExecutorIsContained(t *testing.T) {
 	for _, files := range [][]string{nil, {hardenedFile}} {
 		objs, err := render(t, files)
@@ -316,6 +335,8 @@ func TestDefaultValues(t *testing.T) {
 		"SANDGATE_SHUTDOWN_TIMEOUT": "15s",
 		"SANDGATE_K8S_NAMESPACE":    namespace, // sandbox.namespace unset: the release's, where the Role is
 		"SANDGATE_CHECKPOINT_DIR":   "/var/lib/sandgate/checkpoints",
+		"SANDGATE_ISOLATION":        "runc",
+		"SANDGATE_GVISOR_RUNTIME":   "", // gVisor not offered, no cluster-wide right
 	}, e)
 	tok := m["Secret/sg-sandgate-api-token"]
 	assert.Equal(t, "keep", str(tok, "metadata", "annotations", "helm.sh/resource-policy"))

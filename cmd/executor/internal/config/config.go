@@ -232,7 +232,7 @@ func (r *raw) settings() []setting {
 		{"SANDGATE_SECRET_KEY_FILE", "secret-key-file", DefaultKeyFile, "file holding the key when SANDGATE_SECRET_KEY is unset; created 0600 on first start", &r.keyFile},
 		{"SANDGATE_IMAGE", "image", DefaultImage, "default sandbox image", &r.image},
 		{"SANDGATE_ISOLATION", "isolation", string(sandbox.IsolationRunc), "runtime of a session that names none: runc, or gvisor (needs runsc registered with Docker, or a RuntimeClass in the cluster)", &r.isolation},
-		{"SANDGATE_GVISOR_RUNTIME", "gvisor-runtime", DefaultGVisorRuntime, "name of the gVisor runtime: the Docker engine's runtime (daemon.json runtimes) or the cluster's RuntimeClass", &r.gvisorRuntime},
+		{"SANDGATE_GVISOR_RUNTIME", "gvisor-runtime", DefaultGVisorRuntime, "name of the gVisor runtime: the Docker engine's runtime (daemon.json runtimes) or the cluster's RuntimeClass; empty: gVisor is not offered", &r.gvisorRuntime},
 		{"SANDGATE_GATE_IMAGE", "gate-image", DefaultGateImage, "egress gate image; empty runs no gates", &r.gateImage},
 		{"SANDGATE_AGENT_IMAGE", "agent-image", agentAuto, "image of the in-sandbox agent; auto: " + DefaultAgentImage + " on docker (a missing image falls back to engine execs, logged), none on kubernetes; empty: none, every sandbox operation is an engine exec", &r.agentImage},
 		{"SANDGATE_CONTROLPLANE_URL", "controlplane-url", "", "URL gates reach this executor at; unset runs no gates", &r.cpURL},

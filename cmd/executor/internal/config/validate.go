@@ -61,8 +61,9 @@ func (r *raw) validate() (Config, error) {
 	if c.Isolation, err = sandbox.ParseIsolation(r.isolation); err != nil || c.Isolation == "" {
 		return Config{}, fmt.Errorf("SANDGATE_ISOLATION: want runc or gvisor, not %q", r.isolation)
 	}
-	if c.GVisorRuntime = r.gvisorRuntime; strings.TrimSpace(c.GVisorRuntime) == "" {
-		return Config{}, fmt.Errorf("SANDGATE_GVISOR_RUNTIME: must name the runtime, such as %s", DefaultGVisorRuntime)
+	c.GVisorRuntime = strings.TrimSpace(r.gvisorRuntime)
+	if c.Isolation == sandbox.IsolationGVisor && c.GVisorRuntime == "" {
+		return Config{}, fmt.Errorf("SANDGATE_ISOLATION: gvisor needs SANDGATE_GVISOR_RUNTIME, the runtime's name, such as %s", DefaultGVisorRuntime)
 	}
 	if err := c.checkGates(); err != nil {
 		return Config{}, err
