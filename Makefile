@@ -91,8 +91,9 @@ export SANDGATE_TEST_POSTGRES_DSN ?= postgres://postgres@127.0.0.1:$(POSTGRES_PO
 postgres:
 	build/ensure-postgres.sh >/dev/null
 
-## gvisor: the Docker engine offers runsc (installs Debian's runsc and
-## registers it in /etc/docker/daemon.json as root; docs/OPERATIONS.md).
+## gvisor: the Docker engine offers runsc (builds a pinned runsc once per
+## machine and registers it in /etc/docker/daemon.json as root;
+## docs/OPERATIONS.md).
 gvisor: docker
 	build/ensure-gvisor.sh
 

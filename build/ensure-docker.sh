@@ -140,3 +140,8 @@ main() {
 }
 
 main "$@"
+# SANDGATE_GVISOR=1 asks for gVisor too: runsc built and registered as the
+# engine's "runsc" runtime (ensure-gvisor.sh says how).
+if [[ ${SANDGATE_GVISOR:-} == 1 ]]; then
+	exec "$(dirname "${BASH_SOURCE[0]}")/ensure-gvisor.sh"
+fi

@@ -51,6 +51,12 @@ func containerConfig(spec sandbox.Spec, ncpu int, extraLabels map[string]string,
 	if spec.Isolation == sandbox.IsolationGVisor {
 		host.Runtime = gvisorRuntime
 		labels[labelIsolation] = string(sandbox.IsolationGVisor)
+		if !h.ReadOnlyRootfs {
+			// runsc mounts a tmpfs of the Sentry's own on an empty /tmp,
+			// where the engine's archive endpoint (staged writes, export)
+			// cannot see; a mount of the spec's keeps it off.
+			host.Mounts = append(host.Mounts, volumeAt("/tmp"))
+		}
 	}
 	if spec.Networking.Limited() && spec.Gate == nil {
 		host.NetworkMode = "none"
@@ -64,6 +70,9 @@ func containerConfig(spec sandbox.Spec, ncpu int, extraLabels map[string]string,
 	}
 	if h.PidsLimit > 0 {
 		pids := h.PidsLimit
+		if spec.Isolation == sandbox.IsolationGVisor {
+			pids = gvisorHostPids(pids)
+		}
 		host.PidsLimit = &pids
 	}
 	if h.MemoryBytes > 0 {
@@ -85,6 +94,19 @@ func containerConfig(spec sandbox.Spec, ncpu int, extraLabels map[string]string,
 	}
 	return cfg, host
 }
+
+// Under gVisor the engine's pids limit binds on the host tasks of the
+// sandbox — the Sentry's threads (about 32 on two CPUs, measured) and, on
+// runsc's systrap platform, two per process of the sandbox — never on the
+// sandbox's processes, which the Sentry's own cgroups leave unlimited. The
+// limit stays, so a fork bomb cannot fill the host's pid space, at room for
+// about limit + 16 of the sandbox's processes (docs/DIVERGENCES.md).
+const (
+	gvisorSentryTasks  = 64
+	gvisorTasksPerProc = 2
+)
+
+func gvisorHostPids(limit int64) int64 { return gvisorSentryTasks + gvisorTasksPerProc*limit }
 
 // volumeAt is a fresh anonymous volume mounted at target; Reap removes it
 // with its container.

@@ -90,3 +90,32 @@ func TestObserve(t *testing.T) {
 	require.Equal(t, sandbox.Observed{Image: "img", Workdir: "/w", Net: sandbox.NetShapeOpen, Gated: true, PairedGate: "abc", CurrentGate: "abc"},
 		observe(mk("container:abc"), "abc"))
 }
+
+// A gVisor sandbox runs under the named runtime, is marked for adoption,
+// and has /tmp as a volume (runsc would hide an empty one under a tmpfs of
+// its own, out of the archive endpoint's sight) — once, on a read-only
+// root too; its pids limit leaves room for the Sentry's host tasks.
+func TestContainerConfigGVisor(t *testing.T) {
+	t.Parallel()
+	gv := func(s *sandbox.Spec) { s.Isolation = sandbox.IsolationGVisor }
+	cfg, host := containerConfig(resolved(t, gv), 2, nil, "runsc")
+	require.Equal(t, "runsc", host.Runtime)
+	require.Equal(t, "gvisor", cfg.Labels[labelIsolation])
+	require.Equal(t, []mount.Mount{{Type: mount.TypeVolume, Target: "/tmp"}}, host.Mounts)
+
+	_, host = containerConfig(resolved(t, func(s *sandbox.Spec) {
+		gv(s)
+		s.Hardening.ReadOnlyRootfs = true
+		s.Hardening.PidsLimit = 64
+	}), 2, nil, "runsc")
+	require.Equal(t, int64(64+2*64), *host.PidsLimit, "room for the Sentry's tasks and two per process")
+	require.Equal(t, []mount.Mount{
+		{Type: mount.TypeVolume, Target: "/workspace"},
+		{Type: mount.TypeVolume, Target: "/tmp"},
+		{Type: mount.TypeVolume, Target: "/mnt"},
+	}, host.Mounts)
+
+	_, host = containerConfig(resolved(t, nil), 2, nil, "runsc")
+	require.Empty(t, host.Runtime, "runc sandboxes take the daemon's default")
+	require.Empty(t, host.Mounts)
+}

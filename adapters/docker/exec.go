@@ -200,7 +200,7 @@ func (w *execWatch) drain(stop <-chan struct{}) {
 // group is seen empty.
 func (w *execWatch) waitGroup(ctx, bound context.Context, hostPid int, enforce <-chan time.Time) error {
 	for delay := 20 * time.Millisecond; ; delay = min(2*delay, pollMax) {
-		alive, err := w.s.groupAlive(bound, hostPid)
+		alive, err := w.groupAlive(bound, hostPid)
 		if err != nil {
 			return w.stopped(ctx, bound, err)
 		}
@@ -238,6 +238,22 @@ func (w *execWatch) killGroup(ctx context.Context) {
 	if pid, ok := w.hdr.Pid(); ok {
 		w.s.KillGroup(ctx, pid)
 	}
+}
+
+// groupAlive reports whether the wrapper's process group has a live member.
+// Under gVisor the engine's top cannot tell (handle.gvisor): the sandbox's
+// kernel is asked instead, with an exec of the core's probe naming the
+// group by the pid the wrapper's header gave — gVisor's Sentry answers,
+// which the command cannot forge either.
+func (w *execWatch) groupAlive(ctx context.Context, hostPid int) (bool, error) {
+	if !w.s.gvisor {
+		return w.s.groupAlive(ctx, hostPid)
+	}
+	pid, ok := w.hdr.Pid()
+	if !ok {
+		return false, nil // no header: the command never started
+	}
+	return w.s.GroupAlive(ctx, pid)
 }
 
 // groupAlive reports whether the process group led by hostPid (the wrapper's

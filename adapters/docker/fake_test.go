@@ -45,13 +45,13 @@ type fakeEngine struct {
 	pullErr  string                                // a failure reported inside the pull stream
 	removals map[string]int
 
-	imageUsers map[string]string // an image's configured USER
-	files      map[string][]byte // what CopyFromContainer finds, by path, in any container
-	logs       string            // what ContainerLogs returns
-	noBash     bool              // images have no /bin/bash
-	runtimes   []string          // what Info lists besides runc
-	announce   []events.Message  // what Events sends, then it stays open
-	topRows    [][]string        // what ContainerTop lists (PID, PGID, STAT)
+	imageUsers map[string]string   // an image's configured USER
+	files      map[string][]byte   // what CopyFromContainer finds, by path, in any container
+	logs       string              // what ContainerLogs returns
+	noBash     bool                // images have no /bin/bash
+	runtimes   map[string][]string // what Info lists besides runc, with its runtimeArgs
+	announce   []events.Message    // what Events sends, then it stays open
+	topRows    [][]string          // what ContainerTop lists (PID, PGID, STAT)
 }
 
 type fakeContainer struct {
@@ -110,8 +110,8 @@ func (f *fakeEngine) Info(context.Context) (system.Info, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	rts := map[string]system.RuntimeWithStatus{"runc": {}}
-	for _, r := range f.runtimes {
-		rts[r] = system.RuntimeWithStatus{}
+	for name, args := range f.runtimes {
+		rts[name] = system.RuntimeWithStatus{Runtime: system.Runtime{Path: "/usr/bin/" + name, Args: args}}
 	}
 	return system.Info{NCPU: 2, Runtimes: rts}, nil
 }

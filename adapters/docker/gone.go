@@ -86,6 +86,11 @@ func (s *handle) goneOnce(ctx context.Context) (gone, sure bool) {
 	case c.State == nil || !c.State.Running || c.State.Restarting:
 		return true, true
 	}
+	if s.gvisor {
+		// runsc's pids are not the host's: the engine's top lists other
+		// processes, so the engine's state is the whole answer.
+		return false, true
+	}
 	top, err := s.p.eng.ContainerTop(ctx, s.id, []string{"-o", "pid,stat"})
 	if err != nil {
 		return cerrdefs.IsNotFound(err), cerrdefs.IsNotFound(err)

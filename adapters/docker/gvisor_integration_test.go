@@ -24,7 +24,7 @@ import (
 )
 
 // gvisorRuntime is the daemon's name for runsc that the tests use
-// (build/ensure-docker.sh registers it when SANDGATE_GVISOR=1).
+// (make gvisor, build/ensure-gvisor.sh, registers it).
 const gvisorRuntime = "runsc"
 
 // requireGVisor fails under CI (make test registers runsc) and skips
@@ -38,7 +38,7 @@ func requireGVisor(t *testing.T, cli *client.Client) {
 		}
 	}
 	if os.Getenv("CI") == "true" {
-		t.Fatalf("the Docker engine has no %q runtime (build/ensure-docker.sh registers it with SANDGATE_GVISOR=1)", gvisorRuntime)
+		t.Fatalf("the Docker engine has no %q runtime (make gvisor registers it)", gvisorRuntime)
 	}
 	t.Skipf("the Docker engine has no %q runtime", gvisorRuntime)
 }
@@ -46,7 +46,7 @@ func requireGVisor(t *testing.T, cli *client.Client) {
 // gvisorOnly is a provider whose every sandbox asks for gVisor: the
 // conformance suite, which builds its own specs, then runs every row
 // under runsc.
-type gvisorOnly struct{ ports.Provider }
+type gvisorOnly struct{ *docker.Provider }
 
 func (g gvisorOnly) Provision(ctx context.Context, spec sandbox.Spec) (ports.Sandbox, error) {
 	spec.Isolation = sandbox.IsolationGVisor
@@ -54,9 +54,8 @@ func (g gvisorOnly) Provision(ctx context.Context, spec sandbox.Spec) (ports.San
 }
 
 // TestConformanceGVisor runs the sandbox contract with every sandbox under
-// gVisor, over the agent and over the engine-exec fallback. The gated rows
-// do not apply: a gated gVisor sandbox is refused on Docker
-// (TestGVisorRefusals).
+// gVisor, over the agent and over the engine-exec fallback (the gates stay
+// runc containers).
 func TestConformanceGVisor(t *testing.T) {
 	cli := dockertest.Client(t)
 	requireGVisor(t, cli)
@@ -96,6 +95,7 @@ func TestConformanceGVisor(t *testing.T) {
 				NonRootUID:   nonRootUID,
 				Caps: porttest.Capabilities{
 					EnforcesPidsLimit: true,
+					PidsLimitOnHost:   true,
 					ClampsCPU:         true,
 					ExportsStopped:    true,
 					StopsSandboxes:    true,
@@ -118,8 +118,7 @@ func TestConformanceGVisor(t *testing.T) {
 
 // TestGVisorIsAnotherKernel: a gVisor sandbox's commands meet gVisor's
 // kernel, not the host's (a runc sandbox beside it reports the host's);
-// what gVisor cannot give with the rest of a spec is refused before
-// anything is created.
+// a runtime the engine lacks is refused before anything is created.
 func TestGVisorIsAnotherKernel(t *testing.T) {
 	cli := dockertest.Client(t)
 	requireGVisor(t, cli)
@@ -147,11 +146,6 @@ func TestGVisorIsAnotherKernel(t *testing.T) {
 	}
 	before, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: ours})
 	require.NoError(t, err)
-	gated := sandbox.Spec{SessionID: domain.NewID("ses"), Image: "debian:bookworm", Isolation: sandbox.IsolationGVisor,
-		Networking: domain.Networking{Type: domain.NetLimited},
-		Gate:       &sandbox.GateSpec{Image: "sandgate/gate:dev", ControlplaneURL: "http://127.0.0.1:1"}}
-	_, err = docker.New(cli, docker.Options{Labels: labels, GVisorRuntime: gvisorRuntime, Tokens: noTokens{}}).Provision(ctx, gated)
-	require.ErrorIs(t, err, sandbox.ErrIsolationUnavailable)
 	missing := docker.New(cli, docker.Options{Labels: labels, GVisorRuntime: "no-such-runtime"})
 	t.Cleanup(func() { _ = missing.Close() })
 	_, err = missing.Provision(ctx, sandbox.Spec{SessionID: domain.NewID("ses"), Image: "debian:bookworm", Isolation: sandbox.IsolationGVisor})
@@ -161,10 +155,3 @@ func TestGVisorIsAnotherKernel(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, after, len(before), "a refused spec creates nothing")
 }
-
-// noTokens is a token issuer the refused gated spec never reaches.
-type noTokens struct{}
-
-func (noTokens) Generate() string                                 { return "" }
-func (noTokens) Persist(context.Context, domain.ID, string) error { return nil }
-func (noTokens) Revoke(context.Context, domain.ID) error          { return nil }

@@ -26,6 +26,9 @@ type handle struct {
 	sid     string
 	workdir string
 	gate    string // the paired gate's container id; empty when ungated
+	// gvisor: the container runs under runsc, whose pids the engine's top
+	// cannot show (it filters the host's ps by the Sentry's pids).
+	gvisor bool
 	// Plane carries Exec and the file operations: over the sandbox's
 	// agent, or its fallback, scripts (engine execs of the core's scripts).
 	agentclient.Plane
@@ -44,7 +47,8 @@ var _ ports.Sandbox = (*handle)(nil)
 // handle is the handle of container id; agent says whether the container
 // mounts the agent.
 func (p *Provider) handle(id string, spec sandbox.Spec, gate string, agent bool) *handle {
-	h := &handle{p: p, id: id, sid: spec.SessionID.String(), workdir: spec.Workdir, gate: gate}
+	h := &handle{p: p, id: id, sid: spec.SessionID.String(), workdir: spec.Workdir, gate: gate,
+		gvisor: spec.Isolation == sandbox.IsolationGVisor}
 	h.Plane = agentclient.Plane{Fallback: scripts{h, agentclient.MetaScripts{Run: h.runScript}}, Lost: h.lost, BulkRoot: spec.Workdir,
 		KillGroup: agentclient.KillGroupVia(h.runCode), GroupAlive: agentclient.GroupAliveVia(h.runCode),
 		Observe: p.opts.ObserveDataPlane}

@@ -22,6 +22,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/encoding/prototext"
 
+	"github.com/sandgate/sandgate/adapters/docker/dockertest"
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/egress"
 	"github.com/sandgate/sandgate/core/gatewire"
@@ -58,8 +59,18 @@ type securitySuite struct {
 // gate resolves through Docker's embedded DNS, which the test cannot make
 // change its answer; a name resolving to an unopened internal address is
 // covered by the unrestricted SSRF row), and a kernel without xt_owner.
-func TestSecurity(t *testing.T) {
-	e := testworld.New(t)
+func TestSecurity(t *testing.T) { runSecurity(t, testworld.New(t)) }
+
+// TestSecurityGVisor is the same attack from gVisor sandboxes: their
+// sockets are the Sentry's, made in the gate's network namespace under
+// the Sentry's uid (runsc --network=host), so the owner-match firewall has
+// to hold for them as it does for runc's processes.
+func TestSecurityGVisor(t *testing.T) {
+	requireGVisor(t, dockertest.Client(t))
+	runSecurity(t, testworld.New(t, testworld.GVisor(gvisorRuntime)))
+}
+
+func runSecurity(t *testing.T, e *testworld.Env) {
 	e.GateImage(t)
 	s := &securitySuite{e: e, ip: e.Origin.IPv4.String()}
 	creds := []session.Credential{

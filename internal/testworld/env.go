@@ -16,6 +16,7 @@ import (
 	"github.com/sandgate/sandgate/adapters/docker"
 	"github.com/sandgate/sandgate/adapters/docker/dockertest"
 	"github.com/sandgate/sandgate/adapters/sessionstore"
+	"github.com/sandgate/sandgate/core/sandbox"
 )
 
 // Images the environment starts from; none is ever pulled.
@@ -62,17 +63,30 @@ type Env struct {
 	// ProbePath is the probe binary on the host.
 	ProbePath string
 
-	tmp    string
-	ca     testCA
-	tokens *recordingTokens
+	tmp       string
+	ca        testCA
+	tokens    *recordingTokens
+	isolation sandbox.Isolation
 
 	gateOnce  sync.Once
 	gateImage string
 }
 
+// Option changes what New builds.
+type Option func(*Env, *docker.Options)
+
+// GVisor makes every sandbox of the environment a gVisor one, run by the
+// engine's runtime named runtime (the gates stay runc containers).
+func GVisor(runtime string) Option {
+	return func(e *Env, o *docker.Options) {
+		e.isolation = sandbox.IsolationGVisor
+		o.GVisorRuntime = runtime
+	}
+}
+
 // New builds the environment. Without a reachable engine or the local
 // images the test is skipped (failed under CI=true), as dockertest does.
-func New(t *testing.T) *Env {
+func New(t *testing.T, opts ...Option) *Env {
 	t.Helper()
 	cli := dockertest.Client(t)
 	dockertest.RequireImage(t, cli, OriginImage)
@@ -88,8 +102,12 @@ func New(t *testing.T) *Env {
 	e.startCollector(t)
 	e.startOrigin(t)
 	e.tokens = &recordingTokens{Store: e.Store}
-	e.Provider = docker.New(cli, docker.Options{Labels: e.Labels, GateNetwork: e.Network, Tokens: e.tokens,
-		Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil))})
+	o := docker.Options{Labels: e.Labels, GateNetwork: e.Network, Tokens: e.tokens,
+		Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil))}
+	for _, opt := range opts {
+		opt(e, &o)
+	}
+	e.Provider = docker.New(cli, o)
 	return e
 }
 

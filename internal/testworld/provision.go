@@ -60,7 +60,7 @@ func (e *Env) ProvisionWith(t *testing.T, gateImage string, networking domain.Ne
 	for _, c := range creds {
 		env[c.Name] = egress.Placeholder(sid, c.Name)
 	}
-	spec := sandbox.Spec{SessionID: sid, Image: e.SandboxImage, Networking: networking, Env: env,
+	spec := sandbox.Spec{SessionID: sid, Image: e.SandboxImage, Networking: networking, Env: env, Isolation: e.isolation,
 		Gate: &sandbox.GateSpec{Image: gateImage, ControlplaneURL: e.ControlplaneURL,
 			OTelEndpoint: e.Collector.Endpoint, OTelInsecure: true}}
 	t.Cleanup(func() {

@@ -98,6 +98,12 @@ type Capabilities struct {
 	// EnforcesPidsLimit: Hardening.PidsLimit caps the sandbox's processes
 	// (Docker; Kubernetes ignores it, C-HARD-2).
 	EnforcesPidsLimit bool
+	// PidsLimitOnHost: with EnforcesPidsLimit, the cap binds on the host's
+	// tasks of a sandbox whose kernel is not the host's (gVisor): the
+	// sandbox's own cgroup files do not show it, a fork beyond it fails
+	// (EAGAIN or ENOMEM), and it leaves room for at least half of
+	// PidsLimit processes (docs/DIVERGENCES.md).
+	PidsLimitOnHost bool
 	// ClampsCPU: a CPUMillis above the endpoint's CPUs is clamped to them
 	// (Docker, C-HARD-1).
 	ClampsCPU bool
