@@ -195,7 +195,7 @@ run: gate-image agent-image
 ## bench/results.json (BENCH_OUT to change it, BENCH_ROWS to pick rows).
 ## Not part of `test`: benchmarks are measurements, not timed tests.
 BENCH_OUT ?= bench/results.json
-bench: images agent-image
+bench: images agent-image gvisor
 	$(GO) run ./bench -out $(BENCH_OUT) $(if $(BENCH_ROWS),-rows $(BENCH_ROWS))
 
 ## check: golangci-lint, vet, gofmt, go mod tidy and shellcheck. govulncheck is

@@ -63,10 +63,12 @@ type Env struct {
 	// ProbePath is the probe binary on the host.
 	ProbePath string
 
-	tmp       string
-	ca        testCA
-	tokens    *recordingTokens
-	isolation sandbox.Isolation
+	// Isolation is every sandbox's isolation (GVisor sets it).
+	Isolation sandbox.Isolation
+
+	tmp    string
+	ca     testCA
+	tokens *recordingTokens
 
 	gateOnce  sync.Once
 	gateImage string
@@ -79,7 +81,7 @@ type Option func(*Env, *docker.Options)
 // engine's runtime named runtime (the gates stay runc containers).
 func GVisor(runtime string) Option {
 	return func(e *Env, o *docker.Options) {
-		e.isolation = sandbox.IsolationGVisor
+		e.Isolation = sandbox.IsolationGVisor
 		o.GVisorRuntime = runtime
 	}
 }

@@ -60,7 +60,7 @@ func (e *Env) ProvisionWith(t *testing.T, gateImage string, networking domain.Ne
 	for _, c := range creds {
 		env[c.Name] = egress.Placeholder(sid, c.Name)
 	}
-	spec := sandbox.Spec{SessionID: sid, Image: e.SandboxImage, Networking: networking, Env: env, Isolation: e.isolation,
+	spec := sandbox.Spec{SessionID: sid, Image: e.SandboxImage, Networking: networking, Env: env, Isolation: e.Isolation,
 		Gate: &sandbox.GateSpec{Image: gateImage, ControlplaneURL: e.ControlplaneURL,
 			OTelEndpoint: e.Collector.Endpoint, OTelInsecure: true}}
 	t.Cleanup(func() {
@@ -181,12 +181,29 @@ func (m *recordingTokens) all() []string {
 // the sandbox's seccomp profile (internal/seccomp) with EPERM.
 func RequireFamiliesNarrowed(t *testing.T, res sandbox.ExecResult) {
 	t.Helper()
+	requireFamilies(t, res, "operation not permitted", "operation not permitted")
+}
+
+// RequireFamiliesNarrowedGVisor is RequireFamiliesNarrowed for a gVisor
+// sandbox: its kernel, the Sentry, has no vsock, alg or tipc sockets at all
+// (EAFNOSUPPORT, before any seccomp profile: runsc applies the OCI one only
+// with --oci-seccomp) and refuses packet sockets without --net-raw (EPERM).
+func RequireFamiliesNarrowedGVisor(t *testing.T, res sandbox.ExecResult) {
+	t.Helper()
+	requireFamilies(t, res, "address family not supported by protocol", "operation not permitted")
+}
+
+// requireFamilies: unix, inet and netlink open; vsock, alg and tipc
+// refused with absent, packet with packet.
+func requireFamilies(t *testing.T, res sandbox.ExecResult, absent, packet string) {
+	t.Helper()
 	require.Equal(t, 1, res.ExitCode, "stdout %q stderr %q", res.Stdout, res.Stderr)
 	require.NotContains(t, res.Stdout, "vsock: opened")
 	for _, f := range []string{"unix", "inet", "netlink"} {
 		require.Contains(t, res.Stdout, f+": opened\n", "stdout %q stderr %q", res.Stdout, res.Stderr)
 	}
-	for _, f := range []string{"vsock", "alg", "packet", "tipc"} {
-		require.Contains(t, res.Stdout, f+": operation not permitted\n", "stdout %q", res.Stdout)
+	for _, f := range []string{"vsock", "alg", "tipc"} {
+		require.Contains(t, res.Stdout, f+": "+absent+"\n", "stdout %q", res.Stdout)
 	}
+	require.Contains(t, res.Stdout, "packet: "+packet+"\n", "stdout %q", res.Stdout)
 }

@@ -100,9 +100,9 @@ type Capabilities struct {
 	EnforcesPidsLimit bool
 	// PidsLimitOnHost: with EnforcesPidsLimit, the cap binds on the host's
 	// tasks of a sandbox whose kernel is not the host's (gVisor): the
-	// sandbox's own cgroup files do not show it, a fork beyond it fails
-	// (EAGAIN or ENOMEM), and it leaves room for at least half of
-	// PidsLimit processes (docs/DIVERGENCES.md).
+	// sandbox's own cgroup files do not show it, and a fork loop past it
+	// either fails (EAGAIN or ENOMEM) with room left for at least half of
+	// PidsLimit processes or ends the sandbox (docs/DIVERGENCES.md).
 	PidsLimitOnHost bool
 	// ClampsCPU: a CPUMillis above the endpoint's CPUs is clamped to them
 	// (Docker, C-HARD-1).

@@ -18,9 +18,9 @@ import (
 var (
 	viaAgent = capability{"Agent", func(c Capabilities) bool { return c.Agent },
 		"issue 13 (the command's parent is the in-sandbox agent)", true}
-	viaAgentPidsCapped = capability{"Agent and EnforcesPidsLimit",
-		func(c Capabilities) bool { return c.Agent && c.EnforcesPidsLimit },
-		"issue 13 with C-HARD-2 (the agent's sandbox caps its processes)", true}
+	viaAgentPidsCapped = capability{"Agent and EnforcesPidsLimit without PidsLimitOnHost",
+		func(c Capabilities) bool { return c.Agent && c.EnforcesPidsLimit && !c.PidsLimitOnHost },
+		"issue 13 with C-HARD-2 (the agent's sandbox caps its processes, and lives on at its cap)", true}
 )
 
 // agentRows: the adversarial rows of the agent, on every backend with one.
