@@ -13,14 +13,14 @@ import (
 // through the agent, interleaved in one run. The ratio is gVisor's cost;
 // no target, a measurement.
 var gvisorRows = []rowSpec{
-	{"gvisor-exec-true", "measured", gvisorPair(func(ctx context.Context, e *env, b *box) (func(int) error, error) {
+	{"gvisor-exec-true", "report", gvisorPair(func(ctx context.Context, e *env, b *box) (func(int) error, error) {
 		return func(int) error { return execOK(ctx, b.sb, 0) }, nil
 	})},
-	{"gvisor-bulk-10k", "measured", gvisorPair(func(ctx context.Context, e *env, b *box) (func(int) error, error) {
+	{"gvisor-bulk-10k", "report", gvisorPair(func(ctx context.Context, e *env, b *box) (func(int) error, error) {
 		files, _ := bulkInputs(1, e.bulkCount())
 		return func(int) error { return b.sb.WriteFiles(ctx, files[0]) }, nil
 	})},
-	{"gvisor-provision-cold", "measured", gvisorProvisionCold},
+	{"gvisor-provision-cold", "report", gvisorProvisionCold},
 }
 
 // gvisorRuntime is the engine's name for runsc (build/ensure-gvisor.sh).
