@@ -81,14 +81,14 @@ func TestConformance(t *testing.T) {
 		{"fallback", ""},
 	} {
 		t.Run(path.name, func(t *testing.T) {
-			conformance(t, cli, base, labels, gated, path.agentImage)
+			conformance(t, cli, base, labels, gated, path.agentImage, false)
 		})
 	}
 }
 
 // conformance runs the suite with providers that use agentImage (empty:
-// the fallback path).
-func conformance(t *testing.T, cli *client.Client, base string, labels map[string]string, gated gated, agentImage string) {
+// the fallback path), every sandbox under gVisor when gvisor is set.
+func conformance(t *testing.T, cli *client.Client, base string, labels map[string]string, gated gated, agentImage string, gvisor bool) {
 	var (
 		mu   sync.Mutex
 		made []*docker.Provider
@@ -103,11 +103,18 @@ func conformance(t *testing.T, cli *client.Client, base string, labels map[strin
 	newProvider := func(tk ports.GateTokenIssuer) ports.Provider {
 		// On the test's client, which its cleanup closes (no idle
 		// connections left behind).
-		p := docker.New(cli, docker.Options{Labels: labels, Tokens: tk, GateNetwork: gated.network, AgentImage: agentImage,
-			AgentKey: agentKey})
+		opts := docker.Options{Labels: labels, Tokens: tk, GateNetwork: gated.network, AgentImage: agentImage,
+			AgentKey: agentKey}
+		if gvisor {
+			opts.GVisorRuntime = gvisorRuntime
+		}
+		p := docker.New(cli, opts)
 		mu.Lock()
 		made = append(made, p)
 		mu.Unlock()
+		if gvisor {
+			return gvisorOnly{p}
+		}
 		return p
 	}
 	porttest.Run(t, porttest.Harness{
@@ -117,6 +124,7 @@ func conformance(t *testing.T, cli *client.Client, base string, labels map[strin
 		NonRootUID:   nonRootUID,
 		Caps: porttest.Capabilities{
 			EnforcesPidsLimit: true,
+			PidsLimitOnHost:   gvisor,
 			ClampsCPU:         true,
 			ExportsStopped:    true,
 			StopsSandboxes:    true,

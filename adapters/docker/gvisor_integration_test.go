@@ -6,7 +6,6 @@ import (
 	"context"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +19,6 @@ import (
 	"github.com/sandgate/sandgate/core/domain"
 	"github.com/sandgate/sandgate/core/sandbox"
 	"github.com/sandgate/sandgate/ports"
-	"github.com/sandgate/sandgate/ports/porttest"
 )
 
 // gvisorRuntime is the daemon's name for runsc that the tests use
@@ -54,14 +52,16 @@ func (g gvisorOnly) Provision(ctx context.Context, spec sandbox.Spec) (ports.San
 }
 
 // TestConformanceGVisor runs the sandbox contract with every sandbox under
-// gVisor, over the agent and over the engine-exec fallback (the gates stay
-// runc containers).
+// gVisor, over the agent and over the engine-exec fallback, gated rows
+// included (the gates stay runc containers).
 func TestConformanceGVisor(t *testing.T) {
 	cli := dockertest.Client(t)
 	requireGVisor(t, cli)
 	base := "debian:bookworm"
 	dockertest.RequireImage(t, cli, base)
 	buildImage(t, cli, nonRootImage, nonRootDockerfile, base)
+	buildImage(t, cli, gateUIDImage, gateUIDDockerfile, base)
+	gated := gatedHarness(t, cli)
 	labels := dockertest.Labels(t, cli)
 	t.Cleanup(func() { requireNothingLeft(t, cli, labels) })
 	for _, path := range []struct{ name, agentImage string }{
@@ -69,49 +69,7 @@ func TestConformanceGVisor(t *testing.T) {
 		{"fallback", ""},
 	} {
 		t.Run(path.name, func(t *testing.T) {
-			var (
-				mu   sync.Mutex
-				made []*docker.Provider
-			)
-			t.Cleanup(func() {
-				mu.Lock()
-				defer mu.Unlock()
-				for _, p := range made {
-					_ = p.Close()
-				}
-			})
-			newProvider := func(tk ports.GateTokenIssuer) ports.Provider {
-				p := docker.New(cli, docker.Options{Labels: labels, Tokens: tk, AgentImage: path.agentImage,
-					AgentKey: agentKey, GVisorRuntime: gvisorRuntime})
-				mu.Lock()
-				made = append(made, p)
-				mu.Unlock()
-				return gvisorOnly{p}
-			}
-			porttest.Run(t, porttest.Harness{
-				Provider:     newProvider(nil),
-				Image:        base,
-				NonRootImage: nonRootImage,
-				NonRootUID:   nonRootUID,
-				Caps: porttest.Capabilities{
-					EnforcesPidsLimit: true,
-					PidsLimitOnHost:   true,
-					ClampsCPU:         true,
-					ExportsStopped:    true,
-					StopsSandboxes:    true,
-					RunsInit:          true,
-					Agent:             path.agentImage != "",
-					StagesLargeWrites: true,
-				},
-				WithTokens: newProvider,
-				Stop: func(ctx context.Context, sid domain.ID) error {
-					timeout := 1
-					return cli.ContainerStop(ctx, docker.ContainerName(sid.String()), container.StopOptions{Timeout: &timeout})
-				},
-				Foreign: func(ctx context.Context, sid domain.ID) (porttest.ForeignHolder, error) {
-					return createForeign(ctx, cli, base, docker.ContainerName(sid.String()), labels)
-				},
-			})
+			conformance(t, cli, base, labels, gated, path.agentImage, true)
 		})
 	}
 }

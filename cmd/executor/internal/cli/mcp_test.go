@@ -1,8 +1,12 @@
 package cli
 
 import (
-	"strings"
+	"bytes"
+	"context"
+	"io"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -26,14 +30,51 @@ func TestMCPUsageErrors(t *testing.T) {
 }
 
 // Over stdio the server answers a client's initialize on stdout and ends
-// when stdin does (the e2e test drives whole sessions).
+// when stdin does (the e2e test drives whole sessions). Stdin ends only
+// once the answer is out, as a client's does: a server whose input ends
+// may drop a request still in flight.
 func TestMCPStdio(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+	in, stdin := io.Pipe()
+	out := &answerWatch{answered: make(chan struct{})}
+	go func() {
+		_, _ = io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
 `)
-	r := h.run("mcp")
-	require.Equal(t, ExitOK, r.code, r.stderr)
-	require.Contains(t, r.stdout, `"serverInfo":{"name":"sandgate"`)
-	require.Contains(t, r.stdout, "create_sandbox", "the instructions name the first tool")
+		select {
+		case <-out.answered:
+		case <-time.After(10 * time.Second):
+		}
+		_ = stdin.Close()
+	}()
+	var errOut bytes.Buffer
+	code := Run(context.Background(), []string{"mcp"}, Streams{Stdin: in, Stdout: out, Stderr: &errOut,
+		Getenv: func(k string) string { return h.env[k] }})
+	require.Equal(t, ExitOK, code, errOut.String())
+	require.Contains(t, out.String(), `"serverInfo":{"name":"sandgate"`)
+	require.Contains(t, out.String(), "create_sandbox", "the instructions name the first tool")
+}
+
+// answerWatch is stdout that closes answered once a line has come out.
+type answerWatch struct {
+	mu       sync.Mutex
+	buf      bytes.Buffer
+	answered chan struct{}
+	once     sync.Once
+}
+
+func (w *answerWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(p)
+	if bytes.Contains(w.buf.Bytes(), []byte("\n")) {
+		w.once.Do(func() { close(w.answered) })
+	}
+	return n, err
+}
+
+func (w *answerWatch) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }
