@@ -59,11 +59,16 @@ const (
 // an origin and a test gate image from internal/testworld). Without an engine
 // it skips, except under CI=true, where that is a failure.
 func TestConformance(t *testing.T) {
-	cli := dockertest.Client(t)
 	base := os.Getenv("SANDGATE_TEST_IMAGE")
 	if base == "" {
 		base = "debian:bookworm"
 	}
+	runConformance(t, dockertest.Client(t), base, false)
+}
+
+// runConformance runs the suite on base over both paths, every sandbox
+// under gVisor when gvisor is set.
+func runConformance(t *testing.T, cli *client.Client, base string, gvisor bool) {
 	dockertest.RequireImage(t, cli, base)
 	buildImage(t, cli, nonRootImage, nonRootDockerfile, base)
 	buildImage(t, cli, gateUIDImage, gateUIDDockerfile, base)
@@ -81,7 +86,7 @@ func TestConformance(t *testing.T) {
 		{"fallback", ""},
 	} {
 		t.Run(path.name, func(t *testing.T) {
-			conformance(t, cli, base, labels, gated, path.agentImage, false)
+			conformance(t, cli, base, labels, gated, path.agentImage, gvisor)
 		})
 	}
 }

@@ -18,12 +18,12 @@ import (
 func (p *Provider) adoptGated(ctx context.Context, spec sandbox.Spec, c, gate container.InspectResponse) (_ ports.Sandbox, found bool, _ error) {
 	sid := spec.SessionID.String()
 	if gate.State != nil && gate.State.Running {
-		if err := p.ensureRunning(ctx, c); err != nil {
+		if err := p.ensureRunning(ctx, sid, c); err != nil {
 			return nil, false, err
 		}
 		return p.handle(c.ID, spec, gate.ID, hasAgentMount(c)), true, nil
 	}
-	err := p.restartPair(ctx, c.ID, gate.ID)
+	err := p.restartPair(ctx, sid, c.ID, gate.ID)
 	if err == nil {
 		p.opts.Logger.Info("restarted the session's stopped gate in place", "session", sid)
 		return p.handle(c.ID, spec, gate.ID, hasAgentMount(c)), true, nil
@@ -43,10 +43,11 @@ func (p *Provider) adoptGated(ctx context.Context, spec sandbox.Spec, c, gate co
 // that it joins the gate's new network namespace (the old one died with the
 // gate's process), and installs the new gate's CA: a restarted gate mints a
 // new one, since its key never leaves its memory.
-func (p *Provider) restartPair(ctx context.Context, sandboxID, gateID string) error {
+func (p *Provider) restartPair(ctx context.Context, sid, sandboxID, gateID string) error {
 	if err := p.startGate(ctx, gateID); err != nil {
 		return err
 	}
+	p.forgetAgent(sid, sandboxID)
 	now := 0
 	if err := p.eng.ContainerRestart(ctx, sandboxID, container.StopOptions{Timeout: &now}); err != nil {
 		return translate(err, "restart sandbox")

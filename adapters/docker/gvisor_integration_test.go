@@ -57,21 +57,7 @@ func (g gvisorOnly) Provision(ctx context.Context, spec sandbox.Spec) (ports.San
 func TestConformanceGVisor(t *testing.T) {
 	cli := dockertest.Client(t)
 	requireGVisor(t, cli)
-	base := "debian:bookworm"
-	dockertest.RequireImage(t, cli, base)
-	buildImage(t, cli, nonRootImage, nonRootDockerfile, base)
-	buildImage(t, cli, gateUIDImage, gateUIDDockerfile, base)
-	gated := gatedHarness(t, cli)
-	labels := dockertest.Labels(t, cli)
-	t.Cleanup(func() { requireNothingLeft(t, cli, labels) })
-	for _, path := range []struct{ name, agentImage string }{
-		{"agent", dockertest.AgentImage(t, cli)},
-		{"fallback", ""},
-	} {
-		t.Run(path.name, func(t *testing.T) {
-			conformance(t, cli, base, labels, gated, path.agentImage, true)
-		})
-	}
+	runConformance(t, cli, "debian:bookworm", true)
 }
 
 // TestGVisorIsAnotherKernel: a gVisor sandbox's commands meet gVisor's

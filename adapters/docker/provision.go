@@ -136,20 +136,27 @@ func (p *Provider) adoptExisting(ctx context.Context, spec sandbox.Spec, name st
 	if spec.Gate != nil {
 		return p.adoptGated(ctx, spec, c, gate)
 	}
-	if err := p.ensureRunning(ctx, c); err != nil {
+	if err := p.ensureRunning(ctx, spec.SessionID.String(), c); err != nil {
 		return nil, false, err
 	}
 	return p.handle(c.ID, spec, "", hasAgentMount(c)), true, nil
 }
 
-// ensureRunning starts an adopted sandbox that stopped; its files are kept.
-func (p *Provider) ensureRunning(ctx context.Context, c container.InspectResponse) error {
+// ensureRunning starts an adopted sandbox of session sid that stopped; its
+// files are kept.
+func (p *Provider) ensureRunning(ctx context.Context, sid string, c container.InspectResponse) error {
 	if c.State != nil && c.State.Running {
 		return nil
 	}
 	p.swept.Delete(c.ID) // whatever it was writing when it stopped is stale now
+	p.forgetAgent(sid, c.ID)
 	return translate(p.eng.ContainerStart(ctx, c.ID, container.StartOptions{}), "start "+c.Name)
 }
+
+// forgetAgent drops the stream to the agent of a sandbox that stopped: it
+// is dead even where the engine has not closed it yet (under gVisor it
+// closes late), and the next call would otherwise fail on it.
+func (p *Provider) forgetAgent(sid, id string) { p.agents.conns.Forget(sid, id) }
 
 // pairedGate inspects the session's gate container for adoption: the zero
 // value when there is none, and a foreign holder of the gate's name is
