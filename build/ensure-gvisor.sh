@@ -12,10 +12,10 @@
 #     statx answers EINVAL to coreutils 9.1 and its netstack cannot start on
 #     these machines (docs/DIVERGENCES.md).
 #   - It is registered in /etc/docker/daemon.json under "runtimes" (other keys
-#     kept; the file is rewritten through a temporary file) with runsc's
-#     `--network=host`: a gated sandbox shares the gate's network namespace and
-#     must reach the gate's proxy on that namespace's loopback, which gVisor's
-#     own netstack would replace with its own (docs/DIVERGENCES.md).
+#     kept; the file is rewritten through a temporary file) with the flags the
+#     Docker provider checks on every gVisor create (adapters/docker
+#     isolation.go says why each): --network=host, --overlay2=none,
+#     --file-access=shared.
 #   - dockerd takes a new runtime on SIGHUP: no restart, running containers
 #     untouched. A remote engine (DOCKER_HOST) is only checked, never changed.
 set -euo pipefail
