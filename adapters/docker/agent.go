@@ -184,7 +184,7 @@ func (s *agentStream) Close() error {
 // lost answers a call whose agent stream was lost: ErrNotFound when the
 // sandbox went away under it (C-EXEC-5), like the fallback's.
 func (s *handle) lost(ctx context.Context, err error) error {
-	if s.lostSandbox(ctx, err, 0) {
+	if s.lostSandbox(ctx, err, 0, time.Time{}) {
 		return errGone
 	}
 	return err

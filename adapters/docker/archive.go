@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
@@ -90,7 +91,7 @@ func (s *handle) getArchive(ctx context.Context, path string) (io.ReadCloser, er
 		return rc, nil
 	// The caller just saw a regular file: a miss now is a race with the
 	// sandbox — gone itself, or the file gone — answered as what it found.
-	case cerrdefs.IsNotFound(err) && s.vanished(ctx):
+	case cerrdefs.IsNotFound(err) && s.vanished(ctx, time.Time{}):
 		return nil, fmt.Errorf("read %q: %w", path, errGone)
 	case cerrdefs.IsNotFound(err):
 		return nil, fmt.Errorf("read %q: %w", path, sandbox.ErrFileNotExist)

@@ -26,6 +26,16 @@ const (
 	// straggler holds it open), or drainMax has passed.
 	drainQuiet = 250 * time.Millisecond
 	drainMax   = 1500 * time.Millisecond
+	// finishReserve: under a deadline the watch gives up this long before
+	// the call's return bound (deadline + ReturnGrace), which leaves the
+	// time to kill the group, close the streams and ask whether the sandbox
+	// went away — daemon calls that a loaded engine answers in hundreds of
+	// ms — inside the bound (C-EXEC-3).
+	finishReserve = 500 * time.Millisecond
+	// rePoll is the group check's period right after the adapter killed the
+	// group itself: the kill lands within ms, and a sparse poll would
+	// spend the reserve.
+	rePoll = 50 * time.Millisecond
 )
 
 // Exec on the fallback path (C-EXEC-1..5). The deadline is enforced
@@ -50,18 +60,22 @@ func (s scripts) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.Exe
 	copied := make(chan struct{})
 	w := &execWatch{s: s.handle, execID: execID, start: start, hdr: hdr, copied: copied,
 		ev: sandbox.ExecEvidence{Deadline: deadline}}
+	var returnBy time.Time // zero: no deadline, no bound but the context
+	if deadline > 0 {
+		returnBy = start.Add(deadline + sandbox.ReturnGrace)
+	}
 	go func() {
 		defer close(copied)
 		_, _ = stdcopy.StdCopy(counting{stdout, &w.arrived}, counting{hdr, &w.arrived}, hij.resp.Reader)
 	}()
-	err = w.run(ctx)
+	err = w.run(ctx, returnBy)
 	hij.Close()
 	<-copied
 	_ = hdr.Flush()
 	// A sandbox that went away killed the command: that is no result
 	// (C-EXEC-5), and only the engine can tell it from a command killed by a
 	// signal inside a living sandbox.
-	if s.lostSandbox(ctx, err, w.ev.ExitCode) {
+	if s.lostSandbox(ctx, err, w.ev.ExitCode, returnBy) {
 		return sandbox.ExecResult{}, errGone
 	}
 	if err != nil {
@@ -97,14 +111,14 @@ func (c counting) Write(p []byte) (int, error) {
 
 // run waits for the wrapper to end, then — when its exit code says it died
 // of a signal under a deadline — for its process group to empty. Under a
-// deadline every daemon call is bounded by deadline + ReturnGrace, so a
-// loaded daemon cannot hold the call past it (C-EXEC-3).
-func (w *execWatch) run(ctx context.Context) error {
+// deadline every daemon call is bounded by returnBy less finishReserve, so a
+// loaded daemon cannot hold the call past returnBy (C-EXEC-3).
+func (w *execWatch) run(ctx context.Context, returnBy time.Time) error {
 	bound := ctx
 	var enforce <-chan time.Time
 	if d := w.ev.Deadline; d > 0 {
 		var cancel context.CancelFunc
-		bound, cancel = context.WithDeadline(ctx, w.start.Add(d+sandbox.ReturnGrace))
+		bound, cancel = context.WithDeadline(ctx, returnBy.Add(-finishReserve))
 		defer cancel()
 		t := time.NewTimer(time.Until(w.start.Add(d + sandbox.EnforceGrace)))
 		defer t.Stop()
@@ -153,6 +167,8 @@ func (w *execWatch) waitWrapper(ctx, bound context.Context, enforce <-chan time.
 		case <-enforce:
 			w.enforceNow(ctx)
 			enforce = nil
+			delay = rePoll
+			poll.Reset(delay)
 			continue
 		case <-bound.Done():
 			return 0, w.stopped(ctx, bound, nil)
@@ -213,6 +229,7 @@ func (w *execWatch) waitGroup(ctx, bound context.Context, hostPid int, enforce <
 		case <-enforce:
 			w.enforceNow(ctx)
 			enforce = nil
+			delay = rePoll / 2 // doubled by the loop
 		case <-bound.Done():
 			return w.stopped(ctx, bound, nil)
 		}

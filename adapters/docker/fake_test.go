@@ -52,6 +52,23 @@ type fakeEngine struct {
 	runtimes   map[string][]string // what Info lists besides runc, with its runtimeArgs
 	announce   []events.Message    // what Events sends, then it stays open
 	topRows    [][]string          // what ContainerTop lists (PID, PGID, STAT)
+	lookDelay  time.Duration       // ContainerInspect and ContainerTop take this long (a loaded daemon)
+}
+
+// slowLook waits out lookDelay, or until ctx ends (its error).
+func (f *fakeEngine) slowLook(ctx context.Context) error {
+	f.mu.Lock()
+	d := f.lookDelay
+	f.mu.Unlock()
+	if d == 0 {
+		return nil
+	}
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 type fakeContainer struct {
@@ -178,7 +195,10 @@ func (f *fakeEngine) ContainerStart(_ context.Context, id string, _ container.St
 	return nil
 }
 
-func (f *fakeEngine) ContainerInspect(_ context.Context, ref string) (container.InspectResponse, error) {
+func (f *fakeEngine) ContainerInspect(ctx context.Context, ref string) (container.InspectResponse, error) {
+	if err := f.slowLook(ctx); err != nil {
+		return container.InspectResponse{}, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.inspects[ref]++
@@ -228,7 +248,10 @@ func (f *fakeEngine) ContainerRemove(_ context.Context, id string, _ container.R
 	return nil
 }
 
-func (f *fakeEngine) ContainerTop(context.Context, string, []string) (container.TopResponse, error) {
+func (f *fakeEngine) ContainerTop(ctx context.Context, _ string, _ []string) (container.TopResponse, error) {
+	if err := f.slowLook(ctx); err != nil {
+		return container.TopResponse{}, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return container.TopResponse{Titles: []string{"PID", "PGID", "STAT"}, Processes: f.topRows}, nil

@@ -39,12 +39,14 @@ var errGone = fmt.Errorf("docker: the sandbox went away during the call: %w", sa
 // lostSandbox reports whether a call that failed (err), whose exec died of
 // a signal or could not start (code) lost its sandbox: the engine announced
 // its end (errCut), or it has vanished. A caller that left is answered its
-// context's error instead.
-func (s *handle) lostSandbox(ctx context.Context, err error, code int) bool {
+// context's error instead. A call that must return by a time (an exec under
+// a deadline, C-EXEC-3) passes it as by: evidence that is not clear by then
+// counts as "not lost", the caller's own verdict stands.
+func (s *handle) lostSandbox(ctx context.Context, err error, code int, by time.Time) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	return errors.Is(err, errCut) || (err != nil || code == execNotStarted || sandbox.NeedsGroupCheck(code)) && s.vanished(ctx)
+	return errors.Is(err, errCut) || (err != nil || code == execNotStarted || sandbox.NeedsGroupCheck(code)) && s.vanished(ctx, by)
 }
 
 // execNotStarted is the code the daemon gives an exec it could not start,
@@ -55,11 +57,16 @@ const execNotStarted = 126
 // longer knows it, no longer calls it running, or no longer lists its init
 // process alive. A failed top while inspect still says running is the
 // window in which the daemon has not yet processed the init's exit; it is
-// asked again until the evidence is clear or settleMax has passed (alive:
-// the caller keeps its own verdict). It runs on a context of its own,
-// bounded, so a caller that left still gets its answer classified.
-func (s *handle) vanished(ctx context.Context) bool {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleMax)
+// asked again until the evidence is clear or settleMax (or by, when set and
+// sooner) has passed (alive: the caller keeps its own verdict). It runs on a
+// context of its own, bounded, so a caller that left still gets its answer
+// classified.
+func (s *handle) vanished(ctx context.Context, by time.Time) bool {
+	limit := time.Now().Add(settleMax)
+	if !by.IsZero() && by.Before(limit) {
+		limit = by
+	}
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), limit)
 	defer cancel()
 	for {
 		gone, sure := s.goneOnce(ctx)

@@ -121,7 +121,7 @@ func execErr(err error) error {
 // a short body and removed its temporary file).
 func (s *handle) runScript(ctx context.Context, argv []string, stdin io.Reader, out io.Writer) (code int, stderr string, err error) {
 	code, stderr, err = s.runScriptOnce(ctx, argv, stdin, out)
-	if s.lostSandbox(ctx, err, code) {
+	if s.lostSandbox(ctx, err, code, time.Time{}) {
 		return 0, "", errGone
 	}
 	return code, stderr, err

@@ -235,6 +235,29 @@ func TestExecCancelled(t *testing.T) {
 	require.Less(t, time.Since(start), 2*time.Second)
 }
 
+// An overrunning command on a loaded daemon (inspect and top answer in
+// seconds) is still answered by deadline + ReturnGrace (C-EXEC-3): the watch
+// gives up early enough to kill the group and ask about the sandbox, and
+// that question is cut at the bound.
+func TestExecReturnsByBoundOnSlowDaemon(t *testing.T) {
+	t.Parallel()
+	f := newFakeEngine()
+	f.onExec = func([]string) fakeExecBehaviour {
+		return fakeExecBehaviour{holdStream: true, runningPolls: 1 << 30}
+	}
+	sb := provisioned(t, f)
+	f.mu.Lock()
+	f.lookDelay = 2 * time.Second
+	f.mu.Unlock()
+	start := time.Now()
+	res, err := sb.Exec(context.Background(), sandbox.ExecRequest{Command: "sleep 100", Timeout: time.Second})
+	took := time.Since(start)
+	require.NoError(t, err)
+	require.True(t, res.TimedOut)
+	require.Equal(t, sandbox.ExitKilled, res.ExitCode)
+	require.LessOrEqual(t, took, time.Second+sandbox.ReturnGrace+100*time.Millisecond)
+}
+
 // A write whose stream the engine's kill announcement cut answers
 // ErrNotFound even while the daemon still calls the container running with
 // its init alive (a busy daemon lags its own events), and promptly.
