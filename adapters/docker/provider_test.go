@@ -219,13 +219,16 @@ func TestExecGoneIsNotFound(t *testing.T) {
 	require.ErrorIs(t, err, sandbox.ErrNotFound)
 }
 
+// neverEnds is an exec that runs and holds its stream forever.
+func neverEnds([]string) fakeExecBehaviour {
+	return fakeExecBehaviour{holdStream: true, runningPolls: 1 << 30}
+}
+
 // A cancelled context is an error, not a result, and returns promptly.
 func TestExecCancelled(t *testing.T) {
 	t.Parallel()
 	f := newFakeEngine()
-	f.onExec = func([]string) fakeExecBehaviour {
-		return fakeExecBehaviour{holdStream: true, runningPolls: 1 << 30}
-	}
+	f.onExec = neverEnds
 	sb := provisioned(t, f)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
@@ -242,9 +245,7 @@ func TestExecCancelled(t *testing.T) {
 func TestExecReturnsByBoundOnSlowDaemon(t *testing.T) {
 	t.Parallel()
 	f := newFakeEngine()
-	f.onExec = func([]string) fakeExecBehaviour {
-		return fakeExecBehaviour{holdStream: true, runningPolls: 1 << 30}
-	}
+	f.onExec = neverEnds
 	sb := provisioned(t, f)
 	f.mu.Lock()
 	f.lookDelay = 2 * time.Second
@@ -264,9 +265,7 @@ func TestExecReturnsByBoundOnSlowDaemon(t *testing.T) {
 func TestWriteCutByKillIsNotFound(t *testing.T) {
 	t.Parallel()
 	f := newFakeEngine()
-	f.onExec = func([]string) fakeExecBehaviour {
-		return fakeExecBehaviour{holdStream: true, runningPolls: 1 << 30}
-	}
+	f.onExec = neverEnds
 	sb := provisioned(t, f)
 	f.mu.Lock()
 	f.announce = []events.Message{{Action: events.ActionKill, Actor: events.Actor{ID: sb.id, Attributes: map[string]string{"signal": "9"}}}}
