@@ -38,7 +38,11 @@ package kubernetes
 // outside the sandbox; the relay only decides when a quiet pipe is given up.
 // A command that kills the relay ends the exec at once (exit 137), which the
 // deadline verdict treats as a wrapper killed by a signal: it follows the
-// command's process group from the outside (sandbox.NeedsGroupCheck).
+// command's process group from the outside (sandbox.NeedsGroupCheck). The
+// exec's end also ends the lifeline (containerd closes the stdin of an exec
+// whose main process exited); the wrapper's watchdog does not take that for
+// the caller leaving, because the wrapper no longer runs under the relay it
+// started under, and keeps the deadline.
 //
 // Not closed: the command runs as the relay's uid, so it can open
 // /proc/$PPID/fd/3 (the relay's copy of the exec's stdout) and hand it to a

@@ -194,7 +194,9 @@ func TestWatchdog(t *testing.T) {
 			require.NoError(t, err)
 			t.Cleanup(func() { _, _ = lifeline.Close(), caller.Close() })
 			var stderr bytes.Buffer
-			wd := exec.Command("/bin/bash", "-c", "w=$2\n"+watchdog, "sandgate-watchdog", tt.secs, strconv.Itoa(pgid))
+			// r: the parent W started under, as the wrapper records it —
+			// this process, which started the group's leader.
+			wd := exec.Command("/bin/bash", "-c", "w=$2 r=$3\n"+watchdog, "sandgate-watchdog", tt.secs, strconv.Itoa(pgid), strconv.Itoa(os.Getpid()))
 			wd.Stdin, wd.Stderr = lifeline, &stderr
 			wd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 			start := time.Now() // before the caller's timer, which min counts from

@@ -38,7 +38,17 @@ type runOpts struct {
 	// leaveAfter closes the caller's lifeline (W's stdin) after this long,
 	// as a caller that goes away does; 0 keeps it open until the run ends.
 	leaveAfter time.Duration
+	// relay runs W as a job of a parent bash, the exec's main process, and
+	// ends the lifeline when that parent exits: the Kubernetes relay under
+	// containerd, which closes an exec's stdin when its main process ends.
+	relay bool
 }
+
+// relayEmulation is the part of the Kubernetes relay the wrapper sees: W is a
+// job in a process group of its own, and the relay exits with its status.
+// Its own stderr is /dev/null, so that bash's report of a killed job is not
+// output.
+const relayEmulation = `exec 9>&2 2>/dev/null; set -m; "$@" 2>&9 9>&- & set +m; wait "$!"`
 
 // execRun is what the emulated adapter saw.
 type execRun struct {
@@ -113,6 +123,9 @@ func runExec(req ExecRequest, o runOpts) (execRun, func()) {
 	if o.bare {
 		argv = []string{"/bin/bash", "-c", req.Command}
 	}
+	if o.relay {
+		argv = append([]string{"/bin/bash", "-c", relayEmulation, "relay"}, argv...)
+	}
 	deadline := ExecDeadline(req.Timeout)
 	var pipes [6]*os.File // out r/w, err r/w, in r/w
 	for i := 0; i < 6; i += 2 {
@@ -140,6 +153,9 @@ func runExec(req ExecRequest, o runOpts) (execRun, func()) {
 	pid := cmd.Process.Pid
 	cleanup = func() {
 		_ = syscall.Kill(-pid, syscall.SIGKILL) // stragglers left in W's group
+		if w, ok := hdr.Pid(); ok && o.relay {
+			_ = syscall.Kill(-w, syscall.SIGKILL) // under the relay W leads a group of its own
+		}
 		for _, c := range closers {
 			_ = c.Close()
 		}
@@ -154,7 +170,13 @@ func runExec(req ExecRequest, o runOpts) (execRun, func()) {
 	go func() { _, _ = io.Copy(stdout, pipes[0]); copied <- struct{}{} }()
 	go func() { _, _ = io.Copy(hdr, pipes[2]); _ = hdr.Flush(); copied <- struct{}{} }()
 	exited := make(chan int, 1)
-	go func() { _ = cmd.Wait(); exited <- exitCode(cmd.ProcessState) }()
+	go func() {
+		_ = cmd.Wait()
+		if o.relay {
+			_ = pipes[5].Close()
+		}
+		exited <- exitCode(cmd.ProcessState)
+	}()
 
 	ev, err := watch(start, deadline, exited, hdr)
 	drain := time.NewTimer(drainWait)

@@ -116,6 +116,18 @@ func TestExecWrapper(t *testing.T) {
 			want: want{exit: ExitKilled, minFinished: 300 * time.Millisecond, maxFinished: 2 * time.Second},
 		},
 		{
+			// Its relay's death ends the lifeline, as a departed caller's
+			// would: the watchdog tells them apart by W's parent.
+			name: "kills the relay, W's parent, then overruns", timeout: time.Second, opts: runOpts{relay: true},
+			cmd:  `read -r s </proc/$PPID/stat; s=${s##*) }; s=${s#* }; kill -KILL "${s%% *}"; echo relay killed; sleep 30`,
+			want: fired(want{stdout: str("relay killed\n"), stderr: str(mark)}),
+		},
+		{
+			name: "caller leaves under a deadline, under the relay", cmd: "sleep 30", timeout: 20 * time.Second,
+			opts: runOpts{relay: true, leaveAfter: 300 * time.Millisecond},
+			want: want{exit: ExitKilled, stderr: str(""), minFinished: 300 * time.Millisecond, maxFinished: 2 * time.Second},
+		},
+		{
 			name: "closes stdout and stderr, then overruns", cmd: "echo before; exec >&- 2>&-; sleep 30", timeout: time.Second,
 			want: fired(want{stdout: str("before\n"), stderr: str(mark)}),
 		},
@@ -232,7 +244,9 @@ func TestExecWrapper(t *testing.T) {
 			}
 			if tt.opts.workdir == "" || w.exit != 126 {
 				require.True(t, r.hdrOK, "the wrapper writes its header")
-				require.Equal(t, r.pid, r.hdrPid, "the header names the wrapper")
+				if !tt.opts.relay {
+					require.Equal(t, r.pid, r.hdrPid, "the header names the wrapper")
+				}
 			}
 			if tt.check != nil {
 				tt.check(t, r)

@@ -42,6 +42,7 @@ if [ -n "$2" ]; then
 	unset OLDPWD
 fi
 w=$$
+r=$PPID
 set -m
 # 4. Without a deadline (SECONDS 0), start the lifeline watcher L as a forked
 #    subshell in a process group of its own and exec the command C as
@@ -81,18 +82,28 @@ fi
 #    exits. D ignores SIGPIPE so that a reader gone away cannot stop the kill.
 #    A read that ends before its timeout (rc <= 128) means the caller is gone:
 #    nothing is ever written to the lifeline, so a line counts as its end too.
-#    Unless W itself is dead and its group is not: then the command killed W,
-#    and the lifeline may have ended only because the exec did (a runtime
-#    that closes an exec's stdin when its main process exits, as containerd
-#    does under Kubernetes' relay); the caller, following the group from
-#    outside, is owed the deadline, so D keeps it, sleeping out the rest (by
-#    bash's EPOCHREALTIME; without it, or without sleep, it kills at once).
+#    Unless W no longer runs under the parent it started with (r): dead, or
+#    re-parented because its parent — the exec's main process, the
+#    Kubernetes relay — was killed. Then the command killed one of them, and
+#    the lifeline may have ended only because the exec did (a runtime that
+#    closes an exec's stdin when its main process exits, as containerd does
+#    under Kubernetes' relay); the caller, following the group from outside,
+#    is owed the deadline, so D keeps it, sleeping out the rest (by bash's
+#    EPOCHREALTIME; without it, or without sleep, it kills at once).
 {
 	trap '' PIPE
 	t0=${EPOCHREALTIME//[!0-9]/}
 	read -r -t "$1" _
 	if [ "$?" -le 128 ]; then
-		if kill -0 "$w" 2>/dev/null || [ -z "$t0" ]; then kill -KILL -- "-$w" 2>/dev/null; exit 0; fi
+		s=
+		read -r s 2>/dev/null </proc/$w/stat
+		s=${s##*) }
+		st=${s%% *}
+		s=${s#* }
+		if [ -z "$t0" ] || { [ -n "$st" ] && [ "$st" != Z ] && [ "${s%% *}" = "$r" ]; }; then
+			kill -KILL -- "-$w" 2>/dev/null
+			exit 0
+		fi
 		kill -0 -- "-$w" 2>/dev/null || exit 0
 		left=$((t0 + $1 * 1000000 - ${EPOCHREALTIME//[!0-9]/}))
 		if [ "$left" -gt 0 ]; then sleep "$((left / 1000000)).$(printf '%06d' $((left % 1000000)))" 2>/dev/null; fi
