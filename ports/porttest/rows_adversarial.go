@@ -19,6 +19,22 @@ var killOthers = `__keep=` + pattern("sleep 3600") + `
 	case "$__cl" in *"$__keep"*) continue ;; esac
 	kill -9 "$__p" 2>/dev/null`)
 
+// A command that ends early under a deadline must not be held to it: the
+// rows that check so give it earlyDeadline and require the call back by
+// half of it. The gap is wide on purpose. The contract bounds the call by
+// deadline + 2 s only (C-EXEC-3); what these rows add is that the end was
+// seen, not waited out — an adapter that waits for the deadline takes all
+// of it — and a tighter bound would measure the engine instead: a
+// self-SIGKILL on the Docker fallback took 10.8 s in CI beside the e2e
+// load test, the adapter having seen it finish before its 10 s deadline
+// (not TimedOut), so the time went to the engine's calls around the command.
+// exits-124 takes the same deadline: its verdict is about the exit code, and
+// an engine that slow would otherwise turn it into a late finish.
+const (
+	earlyDeadline = 30 * time.Second
+	earlyBound    = earlyDeadline / 2
+)
+
 // execAdversarialRows: C-EXEC-4, commands that attack the deadline
 // machinery. TimedOut must come from evidence outside the command's reach.
 func execAdversarialRows() []row {
@@ -41,7 +57,7 @@ func execAdversarialRows() []row {
 		}},
 		{"C-EXEC-4/kills-its-watchdog-finishes-in-time", func(t *testing.T, s *suite) {
 			sb := s.fresh(t)
-			req := sandbox.ExecRequest{Command: killOthers + "exit 5", Timeout: 10 * time.Second}
+			req := sandbox.ExecRequest{Command: killOthers + "exit 5", Timeout: earlyDeadline}
 			start := time.Now()
 			res, err := sb.Exec(ctx(t), req)
 			took := time.Since(start)
@@ -52,29 +68,29 @@ func execAdversarialRows() []row {
 				require.NoError(t, err)
 				require.False(t, res.TimedOut, "a command done inside its deadline did not time out")
 			}
-			require.Less(t, took, 5*time.Second, "must return promptly, not at the deadline")
+			require.Less(t, took, earlyBound, "must return promptly, not at the deadline")
 			require.Equal(t, "usable\n", sh(t, sb, "echo usable"))
 		}},
 		{"C-EXEC-4/sigkills-itself", func(t *testing.T, s *suite) {
 			sb := s.fresh(t)
-			res, took := timed(t, sb, sandbox.ExecRequest{Command: "echo before; kill -9 $$", Timeout: 10 * time.Second})
+			res, took := timed(t, sb, sandbox.ExecRequest{Command: "echo before; kill -9 $$", Timeout: earlyDeadline})
 			require.False(t, res.TimedOut)
 			require.Equal(t, 137, res.ExitCode)
 			require.Equal(t, "before\n", res.Stdout)
-			require.Less(t, took, 5*time.Second)
+			require.Less(t, took, earlyBound, "must return promptly, not at the deadline")
 		}},
 		{"C-EXEC-4/exits-124", func(t *testing.T, s *suite) {
 			sb := s.fresh(t)
-			res := exec(t, sb, sandbox.ExecRequest{Command: "exit 124", Timeout: 10 * time.Second})
+			res := exec(t, sb, sandbox.ExecRequest{Command: "exit 124", Timeout: earlyDeadline})
 			require.False(t, res.TimedOut)
 			require.Equal(t, 124, res.ExitCode)
 			// coreutils timeout's own 124 is the command's, not the sandbox's.
-			res = exec(t, sb, sandbox.ExecRequest{Command: "timeout 0.2 sleep 5", Timeout: 10 * time.Second})
+			res = exec(t, sb, sandbox.ExecRequest{Command: "timeout 0.2 sleep 5", Timeout: earlyDeadline})
 			require.False(t, res.TimedOut)
 			require.Equal(t, 124, res.ExitCode)
 		}},
 		{"C-EXEC-4/straggler-holds-stdout", func(t *testing.T, s *suite) {
-			straggler(t, s, 10*time.Second)
+			straggler(t, s, earlyDeadline)
 		}},
 		{"C-EXEC-4/straggler-holds-stdout-no-timeout", func(t *testing.T, s *suite) {
 			straggler(t, s, 0)
@@ -105,5 +121,5 @@ func straggler(t *testing.T, s *suite, timeout time.Duration) {
 	require.False(t, res.TimedOut)
 	require.Equal(t, 3, res.ExitCode)
 	require.Equal(t, "hi\n", res.Stdout)
-	require.Less(t, took, 5*time.Second, "a straggler must not hold the call")
+	require.Less(t, took, earlyBound, "a straggler must not hold the call")
 }
