@@ -47,9 +47,9 @@ func execStreamRows() []row {
 		{"C-EXEC-6/streamed-deadline", func(t *testing.T, s *suite) {
 			sb := s.fresh(t)
 			rec := &recorder{}
-			res, took := timed(t, sb, sandbox.ExecRequest{Command: "echo started; sleep 30", Timeout: time.Second, Output: rec})
+			res, took := timed(t, sb, sandbox.ExecRequest{Command: "echo started; sleep 30", Timeout: outputDeadline, Output: rec})
 			require.True(t, res.TimedOut)
-			requireReturnedBy(t, took, time.Second)
+			requireReturnedBy(t, took, outputDeadline)
 			require.Equal(t, "started\n", res.Stdout)
 			rec.requireExact(t, res)
 		}},

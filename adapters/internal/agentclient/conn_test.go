@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -262,12 +264,7 @@ func TestExecLostAgentFollowedToDeadline(t *testing.T) {
 		timedOut bool
 	}{"overruns": {3 * time.Second, true}, "ends in time": {200 * time.Millisecond, false}} {
 		t.Run(name, func(t *testing.T) {
-			var f *fakeAgent
-			f, c := newFake(t, func(w http.ResponseWriter, r *http.Request) {
-				events(w, agentwire.ExecEvent{Pid: 11})
-				go f.cut()
-				<-r.Context().Done()
-			})
+			c := agentKilledAfterPid(t)
 			start := time.Now()
 			var killed atomic.Bool
 			res, err := c.Exec(t.Context(), sandbox.ExecRequest{Command: "x", Timeout: time.Second}, ExecOptions{
@@ -285,6 +282,57 @@ func TestExecLostAgentFollowedToDeadline(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, res.TimedOut)
 			require.True(t, killed.Load(), "killed from outside at deadline + EnforceGrace")
+			require.Less(t, time.Since(start), time.Second+sandbox.ReturnGrace)
+		})
+	}
+}
+
+// agentKilledAfterPid is an agent that reports its command's pid, 11, and
+// is then cut off (the command killed it).
+func agentKilledAfterPid(t *testing.T) *Conn {
+	var f *fakeAgent
+	f, c := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		events(w, agentwire.ExecEvent{Pid: 11})
+		go f.cut()
+		<-r.Context().Done()
+	})
+	return c
+}
+
+// TestExecLostAgentProbeFailures: a group probe that fails (the command
+// killed it too) is asked again, and the command is still followed to its
+// deadline; a probe that finds the sandbox gone ends the call at once.
+func TestExecLostAgentProbeFailures(t *testing.T) {
+	for name, tc := range map[string]struct {
+		probeErr error
+		timedOut bool
+	}{
+		"probe killed": {errors.New("process group probe exited 137"), true},
+		"sandbox gone": {fmt.Errorf("went away: %w", sandbox.ErrNotFound), false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := agentKilledAfterPid(t)
+			start := time.Now()
+			var killed atomic.Bool
+			var probes atomic.Int32
+			res, err := c.Exec(t.Context(), sandbox.ExecRequest{Command: "x", Timeout: time.Second}, ExecOptions{
+				KillGroup: func(context.Context, int) { killed.Store(true) },
+				GroupAlive: func(context.Context, int) (bool, error) {
+					if probes.Add(1) <= 3 {
+						return false, tc.probeErr
+					}
+					return !killed.Load(), nil
+				},
+			})
+			if !tc.timedOut {
+				require.ErrorIs(t, err, sandbox.ErrNotFound)
+				require.Equal(t, int32(1), probes.Load(), "a gone sandbox is not asked again")
+				return
+			}
+			require.NoError(t, err)
+			require.True(t, res.TimedOut)
+			require.True(t, killed.Load(), "killed from outside at deadline + EnforceGrace")
+			require.Greater(t, probes.Load(), int32(3))
 			require.Less(t, time.Since(start), time.Second+sandbox.ReturnGrace)
 		})
 	}

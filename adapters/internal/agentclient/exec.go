@@ -206,7 +206,9 @@ func (r *execRun) result() sandbox.ExecResult {
 // deadline its exit status went with the agent: an error; at or after it:
 // TimedOut — or until the backstop kills it at deadline + EnforceGrace
 // (TimedOut). Without one, the group is killed and the call fails: nobody
-// would stop the command otherwise.
+// would stop the command otherwise. A probe that fails is asked again: the
+// command that killed its agent can kill a probe too (a kill-everything
+// loop still running); only a sandbox gone ends the following early.
 func (r *execRun) afterLoss(ctx, bound context.Context, lost error) (sandbox.ExecResult, error) {
 	if r.ev.Deadline <= 0 || r.pid <= 0 || r.o.GroupAlive == nil {
 		return r.failed(ctx, bound, lost)
@@ -217,8 +219,10 @@ func (r *execRun) afterLoss(ctx, bound context.Context, lost error) (sandbox.Exe
 		switch {
 		case bound.Err() != nil || ctx.Err() != nil:
 			return r.failed(ctx, bound, lost)
-		case err != nil:
+		case errors.Is(err, sandbox.ErrNotFound):
 			return r.failed(ctx, bound, fmt.Errorf("%w (group probe: %w)", lost, err))
+		case err != nil:
+			// No evidence either way: asked again below.
 		case !alive:
 			r.ev.Finished = time.Since(r.start)
 			if r.ev.Finished < r.ev.Deadline && !r.ev.Enforced {
