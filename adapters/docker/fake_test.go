@@ -52,6 +52,7 @@ type fakeEngine struct {
 	runtimes   map[string][]string // what Info lists besides runc, with its runtimeArgs
 	announce   []events.Message    // what Events sends, then it stays open
 	topRows    [][]string          // what ContainerTop lists (PID, PGID, STAT)
+	topErr     error               // what ContainerTop fails with instead
 	lookDelay  time.Duration       // ContainerInspect and ContainerTop take this long (a loaded daemon)
 }
 
@@ -254,6 +255,9 @@ func (f *fakeEngine) ContainerTop(ctx context.Context, _ string, _ []string) (co
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.topErr != nil {
+		return container.TopResponse{}, f.topErr
+	}
 	return container.TopResponse{Titles: []string{"PID", "PGID", "STAT"}, Processes: f.topRows}, nil
 }
 

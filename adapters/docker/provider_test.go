@@ -219,6 +219,20 @@ func TestExecGoneIsNotFound(t *testing.T) {
 	require.ErrorIs(t, err, sandbox.ErrNotFound)
 }
 
+// A failed top is no evidence that the sandbox went away, even as
+// NotFound (the daemon calls any task error whose text says "not found"
+// NotFound): a command killed by a signal in a sandbox that inspect calls
+// running keeps its 137.
+func TestExecTopFailureIsNotGone(t *testing.T) {
+	t.Parallel()
+	f := newFakeEngine()
+	f.onExec = func([]string) fakeExecBehaviour { return fakeExecBehaviour{exitCode: sandbox.ExitKilled} }
+	f.topErr = notFound("task")
+	res, err := provisioned(t, f).Exec(context.Background(), sandbox.ExecRequest{Command: "kill -9 $$"})
+	require.NoError(t, err)
+	require.Equal(t, sandbox.ExitKilled, res.ExitCode)
+}
+
 // neverEnds is an exec that runs and holds its stream forever.
 func neverEnds([]string) fakeExecBehaviour {
 	return fakeExecBehaviour{holdStream: true, runningPolls: 1 << 30}
