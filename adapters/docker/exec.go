@@ -47,11 +47,20 @@ func (s scripts) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.Exe
 	}
 	deadline := sandbox.ExecDeadline(req.Timeout)
 	start := time.Now() // before the exec starts, so a watchdog kill never looks early
+	var returnBy time.Time // zero: no deadline, no bound but the context
+	if deadline > 0 {
+		returnBy = start.Add(deadline + sandbox.ReturnGrace)
+	}
 	// stdin attached and never written: the wrapper's lifeline, which the
 	// daemon ends when this connection closes — the call returned, was
 	// cancelled, or the executor died — and the command's group dies then.
 	execID, hij, err := s.startExec(ctx, sandbox.ExecArgv(req, ""), true)
 	if err != nil {
+		// A daemon that fails the start of an exec in a container being
+		// removed answers it with a 500, not a NotFound.
+		if s.lostSandbox(ctx, err, 0, returnBy) {
+			return sandbox.ExecResult{}, errGone
+		}
 		return sandbox.ExecResult{}, err
 	}
 	defer hij.Close()
@@ -60,10 +69,6 @@ func (s scripts) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.Exe
 	copied := make(chan struct{})
 	w := &execWatch{s: s.handle, execID: execID, start: start, hdr: hdr, copied: copied,
 		ev: sandbox.ExecEvidence{Deadline: deadline}}
-	var returnBy time.Time // zero: no deadline, no bound but the context
-	if deadline > 0 {
-		returnBy = start.Add(deadline + sandbox.ReturnGrace)
-	}
 	go func() {
 		defer close(copied)
 		_, _ = stdcopy.StdCopy(counting{stdout, &w.arrived}, counting{hdr, &w.arrived}, hij.resp.Reader)

@@ -92,6 +92,7 @@ type fakeExecBehaviour struct {
 	holdStream     bool // the stream never ends (a straggler holds stdout)
 	runningPolls   int  // inspect says Running this many times first
 	createErr      error
+	attachErr      error // the exec's start fails (the daemon answered it with an error)
 }
 
 type fakeExec struct {
@@ -288,6 +289,9 @@ func (f *fakeEngine) ContainerExecAttach(_ context.Context, execID string, _ con
 	f.mu.Lock()
 	e := f.execs[execID]
 	f.mu.Unlock()
+	if e.b.attachErr != nil {
+		return types.HijackedResponse{}, e.b.attachErr
+	}
 	ours, theirs := net.Pipe()
 	go func() {
 		// The "daemon" side: swallow stdin, write the framed output, end

@@ -219,6 +219,21 @@ func TestExecGoneIsNotFound(t *testing.T) {
 	require.ErrorIs(t, err, sandbox.ErrNotFound)
 }
 
+// An exec whose start the daemon fails because the container is being
+// removed answers ErrNotFound, not the daemon's 500 (a removal racing
+// short execs).
+func TestExecStartFailsAsRemovalRaces(t *testing.T) {
+	t.Parallel()
+	f := newFakeEngine()
+	sb := provisioned(t, f)
+	f.onExec = func([]string) fakeExecBehaviour {
+		f.containers[sb.id].running = false // under f.mu: the removal has begun
+		return fakeExecBehaviour{attachErr: errors.New("unable to upgrade to tcp, received 500")}
+	}
+	_, err := sb.Exec(context.Background(), sandbox.ExecRequest{Command: "true", Timeout: time.Second})
+	require.ErrorIs(t, err, sandbox.ErrNotFound)
+}
+
 // A failed top is no evidence that the sandbox went away, even as
 // NotFound (the daemon calls any task error whose text says "not found"
 // NotFound): a command killed by a signal in a sandbox that inspect calls
