@@ -46,7 +46,7 @@ func (s scripts) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.Exe
 		return sandbox.ExecResult{}, err
 	}
 	deadline := sandbox.ExecDeadline(req.Timeout)
-	start := time.Now() // before the exec starts, so a watchdog kill never looks early
+	start := time.Now()    // before the exec starts, so a watchdog kill never looks early
 	var returnBy time.Time // zero: no deadline, no bound but the context
 	if deadline > 0 {
 		returnBy = start.Add(deadline + sandbox.ReturnGrace)
